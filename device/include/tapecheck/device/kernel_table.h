@@ -1,0 +1,36 @@
+// Choosing the kernels under test: the built-in `aten` table, the built-in `cuda` table
+// (libtapecheck-cuda.so) or a plugin given by path, each resolved to a kernel ABI v1 table.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "tapecheck/kernels_v1.h"
+#include "tapecheck/result.h"
+
+namespace tapecheck::device {
+
+enum class DeviceKind { Cpu, Cuda };
+
+struct KernelTable {
+  const tapecheck_kernels_v1* table = nullptr;
+  std::shared_ptr<void> library;  // keeps a dlopen'ed library loaded while the table is used
+  std::string source;             // "aten", "cuda" or the plugin's path as given
+  DeviceKind device = DeviceKind::Cpu;
+};
+
+Result<DeviceKind> parseDevice(const std::string& text);  // "cpu" | "cuda"
+const char* deviceName(DeviceKind d);
+bool gpuVisible();                           // a CUDA device is usable through LibTorch
+DeviceKind defaultDevice();                  // cuda when a GPU is visible, else cpu
+std::string defaultKernels(DeviceKind d);    // "cuda" on cuda, "aten" on cpu
+
+// Resolves `spec` (aten | cuda | PATH.so) for `device`. Rejects, with a clear message: a missing
+// file or symbol, abi_version != 1, a null function pointer, a memory kind that does not match
+// the device, and --device cuda when no GPU is visible.
+Result<KernelTable> loadKernelTable(const std::string& spec, DeviceKind device);
+
+// One line for reports: GPU name, driver/runtime and LibTorch version, or the CPU.
+std::string describeDevice(DeviceKind d);
+
+}  // namespace tapecheck::device

@@ -1,0 +1,65 @@
+// Host and device helpers shared by every kernel file of the built-in CUDA table.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tapecheck_cuda {
+
+// Every launch uses blocks of this size: reductions and register caches are written for it.
+constexpr unsigned kBlock = 256;
+
+// Grid-stride loops cap the grid at a size-independent bound, so the partition of work (and
+// with it every order of summation) depends only on the problem's sizes, never on the device.
+constexpr size_t kMaxGrid = 8192;
+
+inline cudaStream_t as_stream(void* stream) { return static_cast<cudaStream_t>(stream); }
+
+// Launches are asynchronous: this reports only whether they were accepted. A fault inside a
+// kernel surfaces at the caller's next synchronization, as with any stream-ordered API.
+inline int launch_status() { return cudaGetLastError() == cudaSuccess ? 0 : 1; }
+
+inline unsigned grid_for(size_t items, size_t items_per_block) {
+  size_t g = (items + items_per_block - 1) / items_per_block;
+  if (g == 0) g = 1;
+  return static_cast<unsigned>(g < kMaxGrid ? g : kMaxGrid);
+}
+
+__host__ __device__ constexpr unsigned next_pow2(unsigned v) {
+  unsigned p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+inline size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
+
+// Stream-ordered scratch memory. Freed on the same stream after the kernels that use it, so
+// no synchronization is needed and the caller's stream semantics are kept.
+class Scratch {
+ public:
+  explicit Scratch(cudaStream_t s) : stream_(s) {}
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  ~Scratch() {
+    for (int i = 0; i < count_; ++i) cudaFreeAsync(ptrs_[i], stream_);
+  }
+  // nullptr when the allocation fails (or the four slots are used up).
+  template <class T>
+  T* get(size_t n) {
+    if (count_ == kSlots) return nullptr;
+    void* p = nullptr;
+    if (cudaMallocAsync(&p, n * sizeof(T), stream_) != cudaSuccess) return nullptr;
+    ptrs_[count_++] = p;
+    return static_cast<T*>(p);
+  }
+
+ private:
+  static constexpr int kSlots = 4;
+  cudaStream_t stream_;
+  void* ptrs_[kSlots] = {};
+  int count_ = 0;
+};
+
+}  // namespace tapecheck_cuda

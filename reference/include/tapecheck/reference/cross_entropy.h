@@ -1,0 +1,53 @@
+// Weighted logits cross-entropy along an axis, SPEC.md section 3 (distill reuses it with
+// target = softmax(teacher)).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+
+#include "tapecheck/backend.h"
+#include "tapecheck/reference/softmax.h"
+
+namespace tapecheck::reference {
+
+// denom = mean ? max(slices, 1) : 1, with slices = outer * inner.
+template <class Scalar>
+Scalar crossEntropyDenominator(const AxisFold& f, bool mean) {
+  const double slices = static_cast<double>(f.outer) * static_cast<double>(f.inner);
+  return ScalarTraits<Scalar>::fromDouble(mean ? std::max(slices, 1.0) : 1.0);
+}
+
+// logp = logSoftmax along axis;  loss = -(sum over all elements of target * logp) / denom.
+// Literal IEEE arithmetic: a zero weight on a -inf log-probability gives NaN, as the formula does.
+template <class Scalar>
+CrossEntropyForward<Vec<Scalar>> crossEntropyForward(const AxisFold& f, bool mean,
+                                                     const Vec<Scalar>& logits,
+                                                     const Vec<Scalar>& target) {
+  CrossEntropyForward<Vec<Scalar>> out;
+  out.logp = logSoftmaxAxis(f, logits);
+  out.loss = Vec<Scalar>(1);
+  out.loss(0) = -(target.cwiseProduct(out.logp).sum()) / crossEntropyDenominator<Scalar>(f, mean);
+  return out;
+}
+
+// dlogits = dy * (softmax(logits) * T - target) / denom, T the slice's total weight;
+// dtarget = -dy * logp / denom. softmax(logits) is exp(logp), the saved log-probabilities.
+template <class Scalar>
+CrossEntropyBackward<Vec<Scalar>> crossEntropyBackward(const AxisFold& f, bool mean,
+                                                       const Vec<Scalar>& dloss,
+                                                       const Vec<Scalar>& logp,
+                                                       const Vec<Scalar>& target) {
+  const Scalar denom = crossEntropyDenominator<Scalar>(f, mean);
+  const Scalar dy = dloss(0);
+  CrossEntropyBackward<Vec<Scalar>> out{Vec<Scalar>(logp.size()), Vec<Scalar>(logp.size())};
+  forEachSlice(f, [&](std::size_t off) {
+    auto lp = slice(logp, f, off);
+    auto t = slice(target, f, off);
+    const Scalar total = t.sum();
+    slice(out.dlogits, f, off) = (dy * (lp.array().exp() * total - t.array()) / denom).matrix();
+  });
+  out.dtarget = (-dy * logp.array() / denom).matrix();
+  return out;
+}
+
+}  // namespace tapecheck::reference

@@ -1,0 +1,85 @@
+// layerNorm and batchNorm on the tape: argument checks, lookups in SPEC.md's order (x, gamma,
+// beta), and pullbacks that reuse the xhat and invStd saved by forward.
+#pragma once
+
+#include "tapecheck/tape.h"
+
+namespace tapecheck {
+
+namespace detail {
+template <class Backend>
+typename Tape<Backend>::Pullback normPullback(
+    RowFold fold, NormForward<typename Backend::Buffer> saved,
+    typename Backend::Buffer gamma, bool perRowGamma) {
+  using Buffer = typename Backend::Buffer;
+  return [fold, saved = std::move(saved), gamma = std::move(gamma), perRowGamma](
+             const Backend& b, const Buffer& dy) -> Result<std::vector<Buffer>> {
+    auto g = perRowGamma ? b.batchNormBwd(fold, dy, saved.xhat, saved.invStd, gamma)
+                         : b.layerNormBwd(fold, dy, saved.xhat, saved.invStd, gamma);
+    if (!g) return g.error();
+    return std::vector<Buffer>{std::move(g.value().dx), std::move(g.value().dgamma),
+                               std::move(g.value().dbeta)};
+  };
+}
+}  // namespace detail
+
+template <class Backend>
+Result<NodeId> Tape<Backend>::layerNorm(std::uint64_t seqLen, std::uint64_t embedDim, NodeId x,
+                                        NodeId gamma, NodeId beta, double epsilon) {
+  if (seqLen == 0 || embedDim == 0) return Error{errors::kLayerNormDims};
+  const Shape xs{seqLen, embedDim};
+  auto fold = foldRows(xs);
+  if (!fold) return fold.error();
+  auto xNode = lookup(x, xs);
+  if (!xNode) return xNode.error();
+  auto gNode = lookup(gamma, Shape{embedDim});
+  if (!gNode) return gNode.error();
+  auto bNode = lookup(beta, Shape{embedDim});
+  if (!bNode) return bNode.error();
+
+  auto fwd = backend_.layerNormFwd(fold.value(), epsilon, xNode.value()->value.data,
+                                   gNode.value()->value.data, bNode.value()->value.data);
+  if (!fwd) return fwd.error();
+  Node n;
+  n.name = "layer_norm";
+  n.parents = {x, gamma, beta};
+  n.requiresGrad = xNode.value()->requiresGrad || gNode.value()->requiresGrad ||
+                   bNode.value()->requiresGrad;
+  n.value = Value{xs, fwd.value().y};
+  n.pullback = detail::normPullback<Backend>(fold.value(), std::move(fwd).value(),
+                                             gNode.value()->value.data, /*perRowGamma=*/false);
+  return append(std::move(n));
+}
+
+template <class Backend>
+Result<NodeId> Tape<Backend>::batchNorm(std::uint64_t channels, const Shape& spatial, NodeId x,
+                                        NodeId gamma, NodeId beta, double epsilon) {
+  Shape xs{channels};
+  xs.insert(xs.end(), spatial.begin(), spatial.end());
+  if (!wellFormed(xs)) return Error{errors::kBatchNormShape};
+  if (!fitsUInt32(xs)) return Error{errors::kTooLarge};
+  // The spatial shape is a view of S = size(spatial) values per channel (S = 1 for []).
+  const RowFold fold{static_cast<std::uint32_t>(channels),
+                     static_cast<std::uint32_t>(sizeOf(spatial))};
+  auto xNode = lookup(x, xs);
+  if (!xNode) return xNode.error();
+  auto gNode = lookup(gamma, Shape{channels});
+  if (!gNode) return gNode.error();
+  auto bNode = lookup(beta, Shape{channels});
+  if (!bNode) return bNode.error();
+
+  auto fwd = backend_.batchNormFwd(fold, epsilon, xNode.value()->value.data,
+                                   gNode.value()->value.data, bNode.value()->value.data);
+  if (!fwd) return fwd.error();
+  Node n;
+  n.name = "batch_norm";
+  n.parents = {x, gamma, beta};
+  n.requiresGrad = xNode.value()->requiresGrad || gNode.value()->requiresGrad ||
+                   bNode.value()->requiresGrad;
+  n.value = Value{xs, fwd.value().y};
+  n.pullback = detail::normPullback<Backend>(fold, std::move(fwd).value(),
+                                             gNode.value()->value.data, /*perRowGamma=*/true);
+  return append(std::move(n));
+}
+
+}  // namespace tapecheck

@@ -1,0 +1,99 @@
+// softmaxLast, logSoftmaxLast and topKMask: SPEC.md's rowOpLast dispatch (empty, then scalar,
+// then fold-before-lookup) and the pullbacks of section 3.
+#pragma once
+
+#include "tapecheck/tape.h"
+
+namespace tapecheck {
+
+namespace detail {
+template <class Buffer>
+Result<std::vector<Buffer>> single(Result<Buffer> r) {
+  if (!r) return r.error();
+  return std::vector<Buffer>{std::move(r).value()};
+}
+}  // namespace detail
+
+template <class Backend>
+template <class Forward, class MakePullback, class ScalarValue>
+Result<NodeId> Tape<Backend>::rowOpLast(const char* name, const Shape& s, NodeId x,
+                                        bool gradFlows, ScalarValue scalarValue,
+                                        Forward forward, MakePullback makePullback) {
+  Node n;
+  n.name = name;
+  n.parents = {x};
+
+  if (!isScalar(s) && isEmptyTensor(s)) {
+    // Empty: the value is a copy of x and the pullback copies the upstream gradient.
+    auto xNode = lookup(x, s);
+    if (!xNode) return xNode.error();
+    auto y = backend_.copy(xNode.value()->value.data);
+    if (!y) return y.error();
+    n.value = Value{s, std::move(y).value()};
+    n.requiresGrad = gradFlows && xNode.value()->requiresGrad;
+    n.pullback = [](const Backend& b, const Buffer& up) { return detail::single(b.copy(up)); };
+    return append(std::move(n));
+  }
+
+  if (isScalar(s)) {
+    // Scalar: a constant, computed only after x has been validated; zero gradient.
+    auto xNode = lookup(x, s);
+    if (!xNode) return xNode.error();
+    auto y = backend_.filled(1, static_cast<double>(scalarValue));
+    if (!y) return y.error();
+    n.value = Value{s, std::move(y).value()};
+    n.requiresGrad = gradFlows && xNode.value()->requiresGrad;
+    n.pullback = [](const Backend& b, const Buffer&) { return detail::single(b.filled(1, 0.0)); };
+    return append(std::move(n));
+  }
+
+  // The UInt32 size check comes before the lookup of x.
+  auto fold = foldRows(s);
+  if (!fold) return fold.error();
+  auto xNode = lookup(x, s);
+  if (!xNode) return xNode.error();
+  auto y = forward(fold.value(), xNode.value()->value.data);
+  if (!y) return y.error();
+  n.requiresGrad = gradFlows && xNode.value()->requiresGrad;
+  n.pullback = makePullback(fold.value(), y.value());
+  n.value = Value{s, std::move(y).value()};
+  return append(std::move(n));
+}
+
+template <class Backend>
+Result<NodeId> Tape<Backend>::softmaxLast(const Shape& s, NodeId x) {
+  return rowOpLast(
+      "softmax", s, x, /*gradFlows=*/true, /*scalarValue=*/1.0,
+      [this](RowFold f, const Buffer& xs) { return backend_.softmaxFwd(f, xs); },
+      [](RowFold f, const Buffer& y) -> Pullback {
+        return [f, y](const Backend& b, const Buffer& dy) {
+          return detail::single(b.softmaxBwd(f, y, dy));
+        };
+      });
+}
+
+template <class Backend>
+Result<NodeId> Tape<Backend>::logSoftmaxLast(const Shape& s, NodeId x) {
+  return rowOpLast(
+      "log_softmax", s, x, /*gradFlows=*/true, /*scalarValue=*/0.0,
+      [this](RowFold f, const Buffer& xs) { return backend_.logSoftmaxFwd(f, xs); },
+      [](RowFold f, const Buffer& y) -> Pullback {
+        return [f, y](const Backend& b, const Buffer& dy) {
+          return detail::single(b.logSoftmaxBwd(f, y, dy));
+        };
+      });
+}
+
+template <class Backend>
+Result<NodeId> Tape<Backend>::topKMask(const Shape& s, std::uint64_t k, NodeId x) {
+  // k >= cols keeps everything, so clamping k to cols is exact and fits the ABI's UInt32.
+  return rowOpLast(
+      "topk_mask", s, x, /*gradFlows=*/false, /*scalarValue=*/k > 0 ? 1.0 : 0.0,
+      [this, k](RowFold f, const Buffer& xs) {
+        const auto kept = static_cast<std::uint32_t>(k < f.cols ? k : f.cols);
+        return backend_.topkMask(f, kept, xs);
+      },
+      [](RowFold, const Buffer&) -> Pullback { return {}; });
+}
+
+}  // namespace tapecheck
