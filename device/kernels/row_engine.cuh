@@ -312,7 +312,7 @@ int run_rows(const Op& op, size_t rows, uint32_t cols, size_t stride, cudaStream
              Scratch& scratch, const double** partials = nullptr, size_t* count = nullptr) {
   const RowPlan p = plan_rows(rows, cols, stride);
   double* gp = nullptr;
-  if (Op::kGlobal) {
+  if constexpr (Op::kGlobal) {
     gp = scratch.get<double>(p.grid);
     if (gp == nullptr) return 1;
     *partials = gp;

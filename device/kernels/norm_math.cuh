@@ -1,0 +1,85 @@
+// The normalization arithmetic shared by layer norm (a row = one position's embedDim values,
+// gamma/beta per column) and batch norm (a row = one channel's S values, gamma/beta per row).
+//
+// Forward, as SPEC.md writes it: mean = sum(x)/N; c = x - mean; the variance is taken of
+// c - mean(c) (centered a second time, on purpose); var = max(varRaw, 0) with NaN kept;
+// std = sqrt(var + eps). Three reductions, all in double: with c formed exactly in double
+// the result stays within a few float ulps even for rows with a large mean and tiny spread.
+//
+// Backward, with g = dy * gamma: dx = invStd * (g - mean(g) - xhat * mean(g * xhat)).
+#pragma once
+
+#include "reduce.cuh"
+
+namespace tapecheck_cuda {
+
+// max(v, 0) that keeps NaN (fmax would turn a NaN variance into 0).
+__device__ __forceinline__ double clamp_variance(double v) { return v > 0.0 ? v : (v != v ? v : 0.0); }
+
+template <bool kPerRowAffine>
+struct NormFwd {
+  static constexpr int kStages = 3;
+  static constexpr int kWidth = 1;
+  static constexpr bool kGlobal = false;
+  __host__ __device__ static constexpr Red kind(int) { return Red::Sum; }
+  struct Row {
+    double mean, mean_c, inv_std;
+    float gamma, beta;  // the row's affine parameters when kPerRowAffine
+  };
+  struct Elem {
+    float x;
+  };
+  const float* x;
+  const float* gamma;
+  const float* beta;
+  float* y;
+  float* xhat;
+  float* inv_std;
+  uint32_t cols;
+  float eps;
+
+  __device__ size_t row_base(size_t row) const { return row * cols; }
+  __device__ size_t stride() const { return 1; }
+  __device__ Row row_begin(size_t row) const {
+    Row R{};
+    if (kPerRowAffine) {
+      R.gamma = gamma[row];
+      R.beta = beta[row];
+    }
+    return R;
+  }
+  __device__ Elem load(const Row&, size_t idx, uint32_t) const { return Elem{x[idx]}; }
+  __device__ Acc<1> value(int k, const Row& R, const Elem& e, uint32_t) const {
+    const double c = static_cast<double>(e.x) - R.mean;
+    if (k == 0) return Acc<1>{{static_cast<double>(e.x)}};
+    if (k == 1) return Acc<1>{{c}};
+    const double cc = c - R.mean_c;
+    return Acc<1>{{cc * cc}};
+  }
+  __device__ void stage_done(int k, Row& R, const Acc<1>& a) const {
+    const double n = static_cast<double>(cols);
+    if (k == 0) {
+      R.mean = a.v[0] / n;
+    } else if (k == 1) {
+      R.mean_c = a.v[0] / n;
+    } else {
+      // A negative eps is allowed: sqrt of a negative number is NaN and NaN propagates.
+      const double var = clamp_variance(a.v[0] / n);
+      R.inv_std = 1.0 / sqrt(var + static_cast<double>(eps));
+    }
+  }
+  __device__ void row_done(const Row& R, size_t row) const {
+    inv_std[row] = static_cast<float>(R.inv_std);
+  }
+  __device__ double write(const Row& R, const Elem& e, size_t idx, uint32_t j) const {
+    const double xh = (static_cast<double>(e.x) - R.mean) * R.inv_std;
+    const double g = kPerRowAffine ? R.gamma : gamma[j];
+    const double b = kPerRowAffine ? R.beta : beta[j];
+    xhat[idx] = static_cast<float>(xh);
+    // y from the unrounded xhat: closer to the spec's real-number value than the stored float.
+    y[idx] = static_cast<float>(fma(xh, g, b));
+    return 0.0;
+  }
+};
+
+}  // namespace tapecheck_cuda
