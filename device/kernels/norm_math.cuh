@@ -3,8 +3,9 @@
 //
 // Forward, as SPEC.md writes it: mean = sum(x)/N; c = x - mean; the variance is taken of
 // c - mean(c) (centered a second time, on purpose); var = max(varRaw, 0) with NaN kept;
-// std = sqrt(var + eps). Three reductions, all in double: with c formed exactly in double
-// the result stays within a few float ulps even for rows with a large mean and tiny spread.
+// std = sqrt(var + eps). Three reductions in double. The mean is carried as a double-double
+// (compensated sum, then hi + lo): with a plain double mean of a row near 1e4, an entry within
+// 1e-6 of the mean would get c, and so xhat, wrong by tens of float ulps.
 //
 // Backward, with g = dy * gamma: dx = invStd * (g - mean(g) - xhat * mean(g * xhat)).
 #pragma once
@@ -19,11 +20,11 @@ __device__ __forceinline__ double clamp_variance(double v) { return v > 0.0 ? v 
 template <bool kPerRowAffine>
 struct NormFwd {
   static constexpr int kStages = 3;
-  static constexpr int kWidth = 1;
+  static constexpr int kWidth = 2;
   static constexpr bool kGlobal = false;
-  __host__ __device__ static constexpr Red kind(int) { return Red::Sum; }
+  __host__ __device__ static constexpr Red kind(int k) { return k == 0 ? Red::Sum2 : Red::Sum; }
   struct Row {
-    double mean, mean_c, inv_std;
+    double mean, mean_lo, mean_c, inv_std;  // mean + mean_lo: the mean to ~2^-106
     float gamma, beta;  // the row's affine parameters when kPerRowAffine
   };
   struct Elem {
@@ -49,17 +50,24 @@ struct NormFwd {
     return R;
   }
   __device__ Elem load(const Row&, size_t idx, uint32_t) const { return Elem{x[idx]}; }
-  __device__ Acc<1> value(int k, const Row& R, const Elem& e, uint32_t) const {
-    const double c = static_cast<double>(e.x) - R.mean;
-    if (k == 0) return Acc<1>{{static_cast<double>(e.x)}};
-    if (k == 1) return Acc<1>{{c}};
-    const double cc = c - R.mean_c;
-    return Acc<1>{{cc * cc}};
+  // x - mean_hi is exact when x is near the mean (Sterbenz); subtracting mean_lo then leaves
+  // c correct to a double rounding relative to c itself.
+  __device__ static double centered(const Row& R, float x) {
+    return (static_cast<double>(x) - R.mean) - R.mean_lo;
   }
-  __device__ void stage_done(int k, Row& R, const Acc<1>& a) const {
+  __device__ Acc<2> value(int k, const Row& R, const Elem& e, uint32_t) const {
+    if (k == 0) return Acc<2>{{static_cast<double>(e.x), 0.0}};
+    const double c = centered(R, e.x);
+    if (k == 1) return Acc<2>{{c, 0.0}};
+    const double cc = c - R.mean_c;
+    return Acc<2>{{cc * cc, 0.0}};
+  }
+  __device__ void stage_done(int k, Row& R, const Acc<2>& a) const {
     const double n = static_cast<double>(cols);
     if (k == 0) {
+      // (hi + lo) / n as a pair: fma gives the exact remainder hi - mean * n.
       R.mean = a.v[0] / n;
+      R.mean_lo = (fma(-R.mean, n, a.v[0]) + a.v[1]) / n;
     } else if (k == 1) {
       R.mean_c = a.v[0] / n;
     } else {
@@ -72,7 +80,7 @@ struct NormFwd {
     inv_std[row] = static_cast<float>(R.inv_std);
   }
   __device__ double write(const Row& R, const Elem& e, size_t idx, uint32_t j) const {
-    const double xh = (static_cast<double>(e.x) - R.mean) * R.inv_std;
+    const double xh = centered(R, e.x) * R.inv_std;
     const double g = kPerRowAffine ? R.gamma : gamma[j];
     const double b = kPerRowAffine ? R.beta : beta[j];
     xhat[idx] = static_cast<float>(xh);

@@ -8,7 +8,10 @@
 
 namespace tapecheck_cuda {
 
-enum class Red { Sum, Max };
+// Sum: plain double sums, componentwise. Max: componentwise maximum keeping NaN.
+// Sum2: one compensated sum carried as an unevaluated pair v[0] + v[1] (double-double), for a
+// sum whose rounding error matters downstream (the mean of a row with a large offset).
+enum class Red { Sum, Max, Sum2 };
 
 // N partial results carried together through one reduction (one pass over the data can feed
 // several sums, e.g. sum(g) and sum(g * xhat)). Accumulation is in double: the float inputs'
@@ -23,18 +26,41 @@ __device__ __forceinline__ double max_keep_nan(double a, double b) {
   return (a > b || a != a) ? a : b;
 }
 
+// (hi, lo) += (bhi, blo) by TwoSum: the rounding error of hi + bhi is exact and does not
+// depend on the order of the operands, so this is commutative bit for bit, as the butterfly
+// below needs. A non-finite sum is passed on as a plain sum would be.
+__device__ __forceinline__ void add_pair(double& hi, double& lo, double bhi, double blo) {
+  const double s = hi + bhi;
+  if (!isfinite(s)) {
+    hi = s;
+    lo = 0.0;
+    return;
+  }
+  const double bb = s - hi;
+  const double err = (hi - (s - bb)) + (bhi - bb);
+  const double l = (lo + blo) + err;
+  hi = s + l;
+  lo = l - (hi - s);
+}
+
 template <int N>
 __device__ __forceinline__ Acc<N> acc_identity(Red r) {
   Acc<N> a;
 #pragma unroll
-  for (int i = 0; i < N; ++i) a.v[i] = (r == Red::Sum) ? 0.0 : -CUDART_INF;
+  for (int i = 0; i < N; ++i) a.v[i] = (r == Red::Max) ? -CUDART_INF : 0.0;
   return a;
 }
 
 template <int N>
 __device__ __forceinline__ void acc_combine(Red r, Acc<N>& a, const Acc<N>& b) {
+  if constexpr (N >= 2) {
+    if (r == Red::Sum2) {
+      add_pair(a.v[0], a.v[1], b.v[0], b.v[1]);
+      return;
+    }
+  }
 #pragma unroll
-  for (int i = 0; i < N; ++i) a.v[i] = (r == Red::Sum) ? a.v[i] + b.v[i] : max_keep_nan(a.v[i], b.v[i]);
+  for (int i = 0; i < N; ++i) a.v[i] = (r == Red::Max) ? max_keep_nan(a.v[i], b.v[i]) : a.v[i] + b.v[i];
 }
 
 // Butterfly over aligned groups of g lanes (g a power of two, at most 32). Both partners of

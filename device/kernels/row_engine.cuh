@@ -19,8 +19,8 @@
 //   void row_done(const Row&, size_t row) const;   run by one thread per row
 //   double write(const Row&, const Elem&, size_t idx, uint32_t j) const;
 //
-// Which strategy runs depends only on (rows, cols, stride), and each strategy sums in a fixed
-// order, so results are repeatable bit for bit.
+// Which strategy runs depends only on (rows, cols, stride) and the op's number of stages, never
+// on the device, and each strategy sums in a fixed order, so results are repeatable bit for bit.
 #pragma once
 
 #include "reduce.cuh"
@@ -28,13 +28,21 @@
 namespace tapecheck_cuda {
 
 // Rows up to this long are held in registers by one warp (or a smaller group of lanes).
+// Longer rows go to a whole block, whose reductions cost two barriers each: measured on an
+// H200, ops with one or two reductions are faster that way from 257 columns on, while the
+// three-reduction normalization forward stays faster per warp up to 1024 columns.
 constexpr uint32_t kGroupMaxCols = 1024;
+constexpr uint32_t kGroupMaxColsFewStages = 256;
 // Rows up to this long are held in registers by one block; longer ones are re-read per stage.
 constexpr uint32_t kBlockCacheCols = kBlock * 32;
 // Few, long rows are cut into chunks handled by separate blocks.
 constexpr size_t kSplitMaxRows = 256;
 constexpr uint32_t kSplitMinCols = 65536;
 constexpr uint32_t kSplitChunk = 16384;
+// At least two blocks per multiprocessor (at most 128 registers a thread): the longest
+// register caches otherwise take up to 255 registers and leave one block per multiprocessor;
+// measured on an H200, two blocks with a few spilled registers are as fast or faster.
+constexpr int kMinBlocks = 2;
 // Strided rows (cross-entropy on an inner axis) are read coalesced by one thread per row.
 constexpr size_t kStrideThreadMin = 32;
 constexpr size_t kStrideThreadMinRows = 8192;
@@ -43,7 +51,7 @@ constexpr size_t kStrideThreadMinRows = 8192;
 // Group strategy: g lanes per row (g = 1..32), VPT elements per lane kept in registers, or
 // VPT = 0 to re-read the row for every stage.
 template <class Op, int VPT>
-__global__ void __launch_bounds__(kBlock)
+__global__ void __launch_bounds__(kBlock, kMinBlocks)
     rows_by_group(Op op, size_t rows, uint32_t cols, unsigned g, double* global_partial) {
   constexpr int W = Op::kWidth;
   const unsigned lane = threadIdx.x & (g - 1);
@@ -123,7 +131,7 @@ __global__ void __launch_bounds__(kBlock)
 // ---------------------------------------------------------------------------------------------
 // Block strategy: one block per row, VPT elements per thread in registers (VPT = 0: re-read).
 template <class Op, int VPT>
-__global__ void __launch_bounds__(kBlock)
+__global__ void __launch_bounds__(kBlock, kMinBlocks)
     rows_by_block(Op op, size_t rows, uint32_t cols, double* global_partial) {
   constexpr int W = Op::kWidth;
   __shared__ Acc<W> smem[kBlock / 32];
@@ -268,14 +276,15 @@ struct RowPlan {
   size_t nchunks;   // chunks per row (Split)
 };
 
-inline RowPlan plan_rows(size_t rows, uint32_t cols, size_t stride) {
+inline RowPlan plan_rows(size_t rows, uint32_t cols, size_t stride, int stages) {
+  const uint32_t group_max_cols = stages <= 2 ? kGroupMaxColsFewStages : kGroupMaxCols;
   RowPlan p{};
   if (stride >= kStrideThreadMin && rows >= kStrideThreadMinRows) {
     p.kind = RowPlan::Group;
     p.g = 1;
     p.vpt = cols <= 32 ? next_pow2(cols) : 0;
     p.grid = grid_for(rows, kBlock);
-  } else if (cols <= kGroupMaxCols) {
+  } else if (cols <= group_max_cols) {
     p.kind = RowPlan::Group;
     p.g = cols <= 32 ? next_pow2(cols) : 32;
     p.vpt = next_pow2(static_cast<unsigned>(ceil_div(cols, p.g)));
@@ -310,7 +319,7 @@ void launch_block(const Op& op, const RowPlan& p, size_t rows, uint32_t cols, cu
 template <class Op>
 int run_rows(const Op& op, size_t rows, uint32_t cols, size_t stride, cudaStream_t s,
              Scratch& scratch, const double** partials = nullptr, size_t* count = nullptr) {
-  const RowPlan p = plan_rows(rows, cols, stride);
+  const RowPlan p = plan_rows(rows, cols, stride, Op::kStages);
   double* gp = nullptr;
   if constexpr (Op::kGlobal) {
     gp = scratch.get<double>(p.grid);
@@ -334,6 +343,8 @@ int run_rows(const Op& op, size_t rows, uint32_t cols, size_t stride, cudaStream
     case RowPlan::Block:
       switch (p.vpt) {
         case 0: launch_block<Op, 0>(op, p, rows, cols, s, gp); break;
+        case 2: launch_block<Op, 2>(op, p, rows, cols, s, gp); break;
+        case 4: launch_block<Op, 4>(op, p, rows, cols, s, gp); break;
         case 8: launch_block<Op, 8>(op, p, rows, cols, s, gp); break;
         case 16: launch_block<Op, 16>(op, p, rows, cols, s, gp); break;
         case 32: launch_block<Op, 32>(op, p, rows, cols, s, gp); break;

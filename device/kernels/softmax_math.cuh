@@ -11,18 +11,22 @@
 
 namespace tapecheck_cuda {
 
-// exp(d) for d = x - m <= 0, with d held exactly in double. expf alone would see d rounded to
-// float, an error of up to |d| * 2^-24 in the exponent (~40 ulps of the result near d = -87);
-// the first-order term restores it, leaving expf's own error (2 ulps at most).
-__device__ __forceinline__ double exp_of_diff(double d) {
-  const float df = static_cast<float>(d);
-  const float e = expf(df);
-  if (e == 0.0f) return 0.0;  // also covers d = -inf, where d - df would be NaN
-  return static_cast<double>(e) * (1.0 + (d - static_cast<double>(df)));
+// exp(x - m) for x <= m, both floats. expf alone would see x - m rounded to float, an error
+// of up to |x - m| * 2^-24 in the exponent (~40 ulps of the result near x - m = -87); the
+// exact rounding error of the difference (TwoSum) restores it to first order, leaving expf's
+// own error (2 ulps at most) and one rounding. Float arithmetic throughout: conversions to
+// double are the scarce resource in these kernels.
+__device__ __forceinline__ float exp_of_diff(float x, float m) {
+  const float d = x - m;
+  const float e = expf(d);
+  if (e == 0.0f) return 0.0f;  // also covers x = -inf, where the error term would be NaN
+  const float bb = d - x;
+  const float err = (x - (d - bb)) + (-m - bb);
+  return fmaf(e, err, e);
 }
 
 struct MaxSumRow {
-  double m;       // the row maximum
+  float m;        // the row maximum (a float, as every entry is)
   double scale;   // 1/s for softmax, log(s) for log-softmax
   bool bad;       // the maximum is not finite: the whole row is NaN
 };
@@ -35,13 +39,13 @@ struct MaxSumStages {
 
   __device__ static Acc<1> value(int k, const MaxSumRow& R, float x) {
     // + 0.0 turns -0 into +0, so the maximum does not depend on which zero is met first.
-    if (k == 0) return Acc<1>{{static_cast<double>(x) + 0.0}};
-    return Acc<1>{{R.bad ? 0.0 : exp_of_diff(static_cast<double>(x) - R.m)}};
+    if (k == 0) return Acc<1>{{static_cast<double>(x + 0.0f)}};
+    return Acc<1>{{R.bad ? 0.0 : static_cast<double>(exp_of_diff(x, R.m))}};
   }
 
   __device__ static void stage_done(int k, MaxSumRow& R, const Acc<1>& a) {
     if (k == 0) {
-      R.m = a.v[0];
+      R.m = static_cast<float>(a.v[0]);  // exact: the maximum of floats
       R.bad = !isfinite(R.m);
     } else {
       R.scale = kLog ? log(a.v[0]) : 1.0 / a.v[0];
@@ -50,12 +54,11 @@ struct MaxSumStages {
 
   // log-softmax: (x - m) - log(s), computed in double from the exact difference.
   __device__ static double log_prob(const MaxSumRow& R, float x) {
-    return R.bad ? CUDART_NAN : (static_cast<double>(x) - R.m) - R.scale;
+    return R.bad ? CUDART_NAN : (static_cast<double>(x) - static_cast<double>(R.m)) - R.scale;
   }
 
   __device__ static float prob(const MaxSumRow& R, float x) {
-    return R.bad ? CUDART_NAN_F
-                 : static_cast<float>(exp_of_diff(static_cast<double>(x) - R.m) * R.scale);
+    return R.bad ? CUDART_NAN_F : static_cast<float>(static_cast<double>(exp_of_diff(x, R.m)) * R.scale);
   }
 };
 
