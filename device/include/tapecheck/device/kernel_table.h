@@ -28,6 +28,8 @@ std::string defaultKernels(DeviceKind d);    // "cuda" on cuda, "aten" on cpu
 // Resolves `spec` (aten | cuda | PATH.so) for `device`. Rejects, with a clear message: a missing
 // file or symbol, abi_version != 1, a null function pointer, a memory kind that does not match
 // the device, and --device cuda when no GPU is visible.
+// `cuda` is the built-in libtapecheck-cuda.so; the environment variable TAPECHECK_CUDA_KERNELS
+// (a path) overrides it. device/README.md has every message and the stream convention.
 Result<KernelTable> loadKernelTable(const std::string& spec, DeviceKind device);
 
 // One line for reports: GPU name, driver/runtime and LibTorch version, or the CPU.
