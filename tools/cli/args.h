@@ -2,6 +2,7 @@
 // switches and positional words. Unknown options are usage errors (exit 2), never ignored.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>

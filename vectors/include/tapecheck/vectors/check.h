@@ -8,6 +8,7 @@
 
 #include "tapecheck/conformance/any_tape.h"
 #include "tapecheck/result.h"
+#include "tapecheck/vectors/vector_file.h"
 
 namespace tapecheck::vectors {
 
@@ -27,6 +28,14 @@ struct VectorOpTotals {
   double maxErrorUlps = 0;          // worst judged distance (binary64 ulps for the reference,
                                     // binary32 units for the device)
   std::vector<double> errorsUlps;   // one per judged number group, for histograms
+  // Device target only: passed tests whose outputs the conformance judge MISTRUSTs (mostly
+  // zeros, or zeros on both sides); counted among `passed`.
+  std::uint64_t mistrusted = 0;
+  // Reference target only, informational (never a failure): the binary64 reference tape's
+  // distance from the expected values, in binary64 ulps. Ill-conditioned cases legitimately
+  // lose binary64 digits; this shows how many.
+  double maxBinary64TapeUlps = 0;
+  std::uint64_t binary64TapeDisagreements = 0;  // an error, or a non-finite value of another kind
 };
 
 struct VectorCheckResult {
@@ -35,13 +44,30 @@ struct VectorCheckResult {
   std::vector<VectorFailure> failures;
 };
 
+struct VectorCheckOptions {
+  Target target = Target::Reference;
+  conformance::TapeFactory deviceTape;  // Target::Device: makes the tape under test
+  bool verbose = false;                 // a line per test on `log`
+};
+
 // Loads every file (and every *.json under each folder, recursively, sorted by path), validates
 // it against the v1 schema and checks each test. Unreadable or malformed input is an Error
 // naming the file, tcId and field (exit 2 on the command line); a failing test is a
-// VectorFailure (exit 1). For Target::Reference the tape under test is the reference tape
-// (binary64, and the multi-precision oracle); for Target::Device `deviceTape` makes it.
+// VectorFailure (exit 1). Every file is loaded and validated before any test runs, so a
+// malformed file means no results at all. For Target::Reference the tape under test is the
+// multi-precision oracle (the binary64 tape's distance is reported, never judged); for
+// Target::Device `deviceTape` makes it.
 Result<VectorCheckResult> checkVectorPaths(const std::vector<std::string>& paths, Target target,
                                            const conformance::TapeFactory& deviceTape,
                                            std::ostream& log);
+Result<VectorCheckResult> checkVectorPaths(const std::vector<std::string>& paths,
+                                           const VectorCheckOptions& options, std::ostream& log);
+
+// The same on files already loaded (e.g. by a runner that also reports them).
+Result<VectorCheckResult> checkVectorFiles(const std::vector<VectorFile>& files,
+                                           const VectorCheckOptions& options, std::ostream& log);
+
+// The lines `tapecheck vectors check` prints: FAILED lines, per-op totals, the summary.
+void printVectorCheckReport(const VectorCheckResult& result, Target target, std::ostream& out);
 
 }  // namespace tapecheck::vectors

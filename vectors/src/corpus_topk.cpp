@@ -1,0 +1,199 @@
+// topKMask vectors: the order of SPEC.md (larger first, equal values by lower index, NaN below
+// every number and NaNs by index), k = 0 and k >= cols, the scalar and empty cases, and the
+// fact that no gradient ever flows through the mask.
+#include "corpus_util.h"
+
+namespace tapecheck::vectors {
+
+namespace {
+
+using namespace corpus;
+
+std::vector<CaseDef> edgeCases() {
+  std::vector<CaseDef> c;
+  c.push_back(CaseDef("two rows, k = 2", {"Normal"})
+                  .leaf({2, 4}, {1, 4, 2, 3, -1, -4, -2, -3}, false)
+                  .arg("x", 0)
+                  .s({2, 4})
+                  .k(2));
+  c.push_back(CaseDef("rank 3, k = 1: the argmax of each row", {"Normal", "HigherRank"})
+                  .leaf({2, 2, 3}, grid(12, 3, 0, 100, 0.125), false)
+                  .arg("x", 0)
+                  .s({2, 2, 3})
+                  .k(1));
+  c.push_back(CaseDef("k = 0 keeps nothing", {"KZero"})
+                  .leaf({2, 3}, {1, 2, 3, 4, 5, 6}, false)
+                  .arg("x", 0)
+                  .s({2, 3})
+                  .k(0));
+  c.push_back(CaseDef("k = cols keeps everything", {"KAtLeastCols"})
+                  .leaf({2, 3}, {1, 2, 3, 4, 5, 6}, false)
+                  .arg("x", 0)
+                  .s({2, 3})
+                  .k(3));
+  c.push_back(CaseDef("k = 100 > cols keeps everything", {"KAtLeastCols"})
+                  .leaf({2, 3}, {3, 2, 1, kNaN, 0, -kInf}, false)
+                  .arg("x", 0)
+                  .s({2, 3})
+                  .k(100));
+  c.push_back(CaseDef("k = 2^40 does not fit UInt32 but is still 'everything'",
+                      {"KAtLeastCols"})
+                  .leaf({1, 3}, {0, 1, 2}, false)
+                  .arg("x", 0)
+                  .s({1, 3})
+                  .k(1099511627776ULL));
+  c.push_back(CaseDef("k = cols - 1 drops only the smallest", {"Normal"})
+                  .leaf({1, 5}, {5, 1, 4, 2, 3}, false)
+                  .arg("x", 0)
+                  .s({1, 5})
+                  .k(4));
+  c.push_back(CaseDef("all equal, k = 2: the two lowest indices win (pytorch#1810)", {"Ties"})
+                  .leaf({1, 4}, filled(4, 1), false)
+                  .arg("x", 0)
+                  .s({1, 4})
+                  .k(2));
+  c.push_back(CaseDef("[3,1,3,2], k = 1: index 0 beats index 2", {"Ties"})
+                  .leaf({1, 4}, {3, 1, 3, 2}, false)
+                  .arg("x", 0)
+                  .s({1, 4})
+                  .k(1));
+  c.push_back(CaseDef("[1,3,2,3,3], k = 2: of three tied maxima the first two win", {"Ties"})
+                  .leaf({1, 5}, {1, 3, 2, 3, 3}, false)
+                  .arg("x", 0)
+                  .s({1, 5})
+                  .k(2));
+  c.push_back(CaseDef("-0 and +0 are equal values: index 0 wins", {"Ties", "SignedZero"})
+                  .leaf({1, 2}, {-0.0, 0.0}, false)
+                  .arg("x", 0)
+                  .s({1, 2})
+                  .k(1));
+  c.push_back(CaseDef("NaN ranks below every number: [NaN, 1, 2], k = 2 keeps 1 and 2",
+                      {"NaN"})
+                  .leaf({1, 3}, {kNaN, 1, 2}, false)
+                  .arg("x", 0)
+                  .s({1, 3})
+                  .k(2));
+  c.push_back(CaseDef("NaN ranks below -inf: [NaN, -inf], k = 1 keeps -inf", {"NaN", "SomeNegInf"})
+                  .leaf({1, 2}, {kNaN, -kInf}, false)
+                  .arg("x", 0)
+                  .s({1, 2})
+                  .k(1));
+  c.push_back(CaseDef("NaNs among themselves by index: [1, NaN, NaN, NaN], k = 3", {"NaN", "Ties"})
+                  .leaf({1, 4}, {1, kNaN, kNaN, kNaN}, false)
+                  .arg("x", 0)
+                  .s({1, 4})
+                  .k(3));
+  c.push_back(CaseDef("a row of only NaN, k = 2: the first two", {"NaN"})
+                  .leaf({1, 3}, filled(3, kNaN), false)
+                  .arg("x", 0)
+                  .s({1, 3})
+                  .k(2));
+  c.push_back(CaseDef("+inf first, -inf last", {"PosInf", "SomeNegInf"})
+                  .leaf({1, 4}, {-kInf, 0, kInf, 1}, false)
+                  .arg("x", 0)
+                  .s({1, 4})
+                  .k(2));
+  c.push_back(CaseDef("binary32 subnormals keep their order", {"Subnormal"})
+                  .leaf({1, 4}, {std::ldexp(1.0, -149), std::ldexp(1.0, -148), 0,
+                                 -std::ldexp(1.0, -149)},
+                        false)
+                  .arg("x", 0)
+                  .s({1, 4})
+                  .k(2));
+  c.push_back(CaseDef("scalar, k = 0: not kept", {"Scalar", "KZero"})
+                  .leaf({}, {5}, false)
+                  .arg("x", 0)
+                  .s({})
+                  .k(0));
+  c.push_back(CaseDef("scalar, k = 1: kept", {"Scalar"})
+                  .leaf({}, {kNaN}, false)
+                  .arg("x", 0)
+                  .s({})
+                  .k(1));
+  c.push_back(CaseDef("empty [3,0], k = 2: an empty mask", {"Empty"})
+                  .leaf({3, 0}, {}, false)
+                  .arg("x", 0)
+                  .s({3, 0})
+                  .k(2));
+  c.push_back(CaseDef("empty [0,3], k = 1: an empty mask", {"Empty"})
+                  .leaf({0, 3}, {}, false)
+                  .arg("x", 0)
+                  .s({0, 3})
+                  .k(1));
+  c.push_back(CaseDef("rows of one, k = 1: all kept", {"RowOfOne"})
+                  .leaf({3, 1}, {kNaN, -kInf, 2}, false)
+                  .arg("x", 0)
+                  .s({3, 1})
+                  .k(1));
+  c.push_back(CaseDef("x requires grad: the mask never does, so backward gives x zeros",
+                      {"NoGradient"})
+                  .leaf({2, 3}, {1, 2, 3, 6, 5, 4})
+                  .arg("x", 0)
+                  .s({2, 3})
+                  .k(1)
+                  .upstream({2, 3}, {1, 1, 1, 1, 1, 1}));
+  c.push_back(CaseDef("scalar that requires grad, with backward: zero gradient",
+                      {"NoGradient", "Scalar"})
+                  .leaf({}, {2})
+                  .arg("x", 0)
+                  .s({})
+                  .k(1)
+                  .upstream({}, {1}));
+  return c;
+}
+
+std::vector<CaseDef> widthCases() {
+  std::vector<CaseDef> c;
+  // Values on a coarse grid so that many ties cross the k boundary.
+  c.push_back(CaseDef("513 columns, k = 7, many ties", {"OddWidth", "Ties"})
+                  .leaf({2, 513}, grid(1026, 5, 0, 20, 1), false)
+                  .arg("x", 0)
+                  .s({2, 513})
+                  .k(7));
+  c.push_back(CaseDef("1025 columns, k = 256, many ties", {"OddWidth", "Ties"})
+                  .leaf({2, 1025}, grid(2050, 6, 0, 40, 0.5), false)
+                  .arg("x", 0)
+                  .s({2, 1025})
+                  .k(256));
+  std::vector<double> withNaN = grid(1027, 9, 0, 512, 0.25);
+  for (std::size_t i = 0; i < withNaN.size(); i += 5) withNaN[i] = kNaN;
+  c.push_back(CaseDef("1027 columns, every fifth NaN, k = 900: some NaNs must be kept, the "
+                      "first ones",
+                      {"OddWidth", "NaN"})
+                  .leaf({1, 1027}, withNaN, false)
+                  .arg("x", 0)
+                  .s({1, 1027})
+                  .k(900));
+  return c;
+}
+
+}  // namespace
+
+std::vector<CorpusFile> corpusTopKMask() {
+  std::vector<CorpusFile> files;
+  files.push_back(CorpusFile{
+      "topKMask",
+      "edge-cases",
+      {"topKMask (SPEC.md section 3, Spec.MoE.topKMaskSpec): larger first, equal values by "
+       "lower index, NaN below every number; k = 0, k >= cols, scalar, empty; no gradient.",
+       "Expected values: the multi-precision reference tape (the mask is exact)."},
+      edgeCases()});
+  files.push_back(CorpusFile{
+      "topKMask",
+      "widths",
+      {"topKMask on row widths just past GPU block sizes, with ties and NaNs across the k "
+       "boundary.",
+       "Expected values: the multi-precision reference tape (the mask is exact)."},
+      widthCases()});
+  files.push_back(CorpusFile{
+      "topKMask",
+      "errors",
+      {"topKMask: SPEC.md's validation order and error strings (rowOpLast), and backward's seed "
+       "shape check.",
+       "Expected errors are written in the case definitions from SPEC.md; generation fails if "
+       "the reference disagrees."},
+      corpus::rowOpLastErrorCases([](CaseDef& d) { d.k(2); })});
+  return files;
+}
+
+}  // namespace tapecheck::vectors

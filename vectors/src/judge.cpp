@@ -1,0 +1,61 @@
+#include "tapecheck/vectors/judge.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace tapecheck::vectors {
+
+TensorDistance tensorDistance(const conformance::TensorData& actual,
+                              const conformance::TensorData& expected, double unit,
+                              double floorFactor, const std::vector<double>* elementFloors) {
+  TensorDistance d;
+  if (actual.shape != expected.shape || actual.values.size() != expected.values.size()) {
+    d.shapeMatches = false;
+    d.maxUlps = std::numeric_limits<double>::infinity();
+    return d;
+  }
+  double scale = 0;
+  for (double e : expected.values)
+    if (std::isfinite(e)) scale = std::max(scale, std::fabs(e));
+  const double tensorFloor = floorFactor * scale;
+  const bool perElement = elementFloors && elementFloors->size() == expected.values.size();
+  if (!expected.values.empty()) {
+    d.actual = actual.values[0];
+    d.expected = expected.values[0];
+  }
+  for (std::size_t i = 0; i < expected.values.size(); ++i) {
+    const double err =
+        conformance::unitError(actual.values[i], expected.values[i], unit,
+                               perElement ? std::max(tensorFloor, (*elementFloors)[i])
+                                          : tensorFloor);
+    if (err > d.maxUlps) {
+      d.maxUlps = err;
+      d.worst = i;
+      d.actual = actual.values[i];
+      d.expected = expected.values[i];
+    }
+  }
+  return d;
+}
+
+bool isLeanProvenance(const std::string& provenance) { return provenance.rfind("lean:", 0) == 0; }
+
+double reductionLength(const conformance::TestCase& c) {
+  const auto& a = c.attrs;
+  const std::string& op = c.op;
+  if (op == "softmaxLast" || op == "logSoftmaxLast" || op == "topKMask")
+    return a.s && !a.s->empty() ? static_cast<double>(a.s->back()) : 1.0;
+  if (op == "layerNorm") return a.embedDim ? static_cast<double>(*a.embedDim) : 1.0;
+  if (op == "batchNorm") return a.spatial ? static_cast<double>(sizeOf(*a.spatial)) : 1.0;
+  if (op == "crossEntropy" || op == "distill")
+    return a.s ? static_cast<double>(sizeOf(*a.s)) : 1.0;
+  return 1.0;
+}
+
+double referenceBudgetUlps(const std::string& provenance, const conformance::TestCase& c) {
+  if (!isLeanProvenance(provenance)) return kReferenceBudgetUlps;
+  return kReferenceBudgetUlps + 2.0 * std::max(1.0, reductionLength(c));
+}
+
+}  // namespace tapecheck::vectors

@@ -1,0 +1,449 @@
+// The golden-vector suite: the v1 validator (against the schema file and the malformed files),
+// judging, generation, the committed corpus's coverage and determinism, ParamIO import.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tapecheck/conformance/op_registry.h"
+#include "tapecheck/conformance/reference_tapes.h"
+#include "tapecheck/errors.h"
+#include "tapecheck/vectors/bits.h"
+#include "tapecheck/vectors/check.h"
+#include "tapecheck/vectors/corpus.h"
+#include "tapecheck/vectors/judge.h"
+#include "tapecheck/vectors/load.h"
+#include "tapecheck/vectors/paramio.h"
+#include "tapecheck/vectors/schema_rules.h"
+#include "tapecheck/vectors/write.h"
+
+using namespace tapecheck;
+using namespace tapecheck::vectors;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+const std::string kDir = TAPECHECK_VECTORS_DIR;  // the source folder vectors/
+const std::string kData = kDir + "/tests/data";
+const std::string kGolden = kDir + "/golden";
+
+std::string readAll(const std::string& path) {
+  auto t = readTextFile(path);
+  REQUIRE(t.ok());
+  return t.value();
+}
+
+std::vector<std::string> sorted(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+std::vector<std::string> keysOf(const nlohmann::json& o) {
+  std::vector<std::string> k;
+  for (const auto& [key, v] : o.items()) {
+    (void)v;
+    k.push_back(key);
+  }
+  return sorted(k);
+}
+
+std::vector<std::string> stringsOf(const nlohmann::json& a) {
+  std::vector<std::string> s;
+  for (const auto& x : a) s.push_back(x.get<std::string>());
+  return sorted(s);
+}
+
+Result<VectorCheckResult> checkReference(const std::vector<std::string>& paths) {
+  std::ostringstream log;
+  return checkVectorPaths(paths, Target::Reference, {}, log);
+}
+
+// A JSON document and a pointer into it; returns the loader's message for the mutated text.
+std::string loaderMessage(const Json& doc) {
+  auto r = parseVectorText(doc.dump(2), "mutated.json");
+  return r.ok() ? std::string("<accepted>") : r.message();
+}
+
+}  // namespace
+
+// ---- The schema file and the C++ validator --------------------------------------------------
+
+TEST_CASE("the C++ rule tables state exactly what the schema file states") {
+  const auto schema =
+      nlohmann::json::parse(readAll(kDir + "/schema/tapecheck-vectors-v1.schema.json"));
+  const auto& defs = schema.at("$defs");
+  const std::map<std::string, const nlohmann::json*> where = {
+      {"file", &schema},
+      {"generator", &defs.at("generator")},
+      {"note", &defs.at("note")},
+      {"test", &defs.at("test")},
+      {"tensor", &defs.at("tensor")},
+      {"leaf", &defs.at("leaf")},
+      {"attrs", &defs.at("attrs")},
+      {"expectedValue", &defs.at("expectedValue")},
+      {"expectedError", &defs.at("expectedError")}};
+  for (const schema::ObjectRule* rule : schema::kAllRules) {
+    INFO("object " << rule->name);
+    const nlohmann::json& o = *where.at(rule->name);
+    CHECK(o.at("additionalProperties") == false);
+    CHECK(keysOf(o.at("properties")) == sorted(rule->allowed));
+    const std::vector<std::string> required =
+        o.contains("required") ? stringsOf(o.at("required")) : std::vector<std::string>{};
+    CHECK(required == sorted(rule->required));
+  }
+  CHECK(stringsOf(defs.at("call").at("propertyNames").at("enum")) == sorted(schema::kCallNames));
+  CHECK(stringsOf(defs.at("test").at("properties").at("result").at("enum")) ==
+        sorted(schema::kResultNames));
+  // The op enum and the per-op call/attrs clauses follow the registry.
+  std::vector<std::string> ops;
+  for (const auto& op : conformance::opRegistry()) ops.push_back(op.name);
+  CHECK(stringsOf(schema.at("properties").at("op").at("enum")) == sorted(ops));
+  std::size_t clauses = 0;
+  for (const auto& clause : schema.at("allOf")) {
+    const std::string name = clause.at("if").at("properties").at("op").at("const");
+    const conformance::OpInfo* op = conformance::findOp(name);
+    REQUIRE(op != nullptr);
+    const auto& item = clause.at("then").at("properties").at("tests").at("items").at("properties");
+    INFO("op " << name);
+    CHECK(stringsOf(item.at("call").at("required")) == sorted(op->tensorArgs));
+    CHECK(stringsOf(item.at("call").at("propertyNames").at("enum")) == sorted(op->tensorArgs));
+    CHECK(stringsOf(item.at("attrs").at("required")) == sorted(op->attrNames));
+    std::vector<std::string> takes = op->attrNames;
+    takes.insert(takes.end(), op->optionalAttrNames.begin(), op->optionalAttrNames.end());
+    CHECK(stringsOf(item.at("attrs").at("propertyNames").at("enum")) == sorted(takes));
+    ++clauses;
+  }
+  CHECK(clauses == ops.size());
+}
+
+TEST_CASE("a missing required field or an extra field is rejected at every object level") {
+  const Json base = Json::parse(readAll(kData + "/pass/softmaxLast-hand.json"));
+  // Where each object of the rule table sits in the hand-written file.
+  const std::map<std::string, std::string> at = {
+      {"file", ""},
+      {"generator", "/generator"},
+      {"note", "/notes/Hand"},
+      {"test", "/tests/0"},
+      {"tensor", "/tests/0/upstream"},
+      {"leaf", "/tests/0/leaves/0"},
+      {"attrs", "/tests/0/attrs"},
+      {"expectedValue", "/tests/0/expected"},
+      {"expectedError", "/tests/3/expected"}};
+  for (const schema::ObjectRule* rule : schema::kAllRules) {
+    const Json::json_pointer ptr(at.at(rule->name));
+    for (const std::string& key : rule->required) {
+      Json doc = base;
+      doc[ptr].erase(key);
+      const std::string m = loaderMessage(doc);
+      INFO(rule->name << " without " << key << ": " << m);
+      CHECK(m.find("mutated.json: ") == 0);
+      // An expected object left empty is reported as lacking its value (either form would do).
+      if (rule->name == std::string("expectedError"))
+        CHECK(m.find("missing required field") != std::string::npos);
+      else
+        CHECK(m.find(key + ": missing required field") != std::string::npos);
+    }
+    Json doc = base;
+    doc[ptr]["bogus"] = 1;
+    const std::string m = loaderMessage(doc);
+    INFO(rule->name << " with an extra field: " << m);
+    CHECK(m.find("bogus: unexpected field") != std::string::npos);
+    if (rule->name != std::string("file") && rule->name != std::string("generator") &&
+        rule->name != std::string("note"))
+      CHECK(m.find("tcId ") != std::string::npos);
+  }
+}
+
+TEST_CASE("every malformed file is rejected with its file, tcId and field named") {
+  std::ifstream manifest(kData + "/malformed/expected-messages.txt");
+  std::string line;
+  std::size_t count = 0;
+  while (std::getline(manifest, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    if (line[0] == '*') line.erase(0, 1);  // also checked through the command line
+    std::vector<std::string> parts;
+    std::stringstream ss(line);
+    for (std::string p; std::getline(ss, p, '\t');) parts.push_back(p);
+    const std::string path = kData + "/" + parts.at(0);
+    auto f = loadVectorFile(path);
+    INFO(parts[0] << ": " << (f.ok() ? std::string("<accepted>") : f.message()));
+    REQUIRE_FALSE(f.ok());
+    CHECK(f.message().find(path + ": ") == 0);
+    for (std::size_t i = 1; i < parts.size(); ++i)
+      CHECK(f.message().find(parts[i]) != std::string::npos);
+    // A malformed file means no results at all, even beside good files.
+    auto r = checkReference({kData + "/pass", path});
+    CHECK_FALSE(r.ok());
+    ++count;
+  }
+  CHECK(count >= 30);
+}
+
+TEST_CASE("values must be unsigned 64-bit integers: 2^64 is rejected, 2^64 - 1 accepted") {
+  Json doc = Json::parse(readAll(kData + "/pass/softmaxLast-hand.json"));
+  std::string text = doc.dump();
+  const std::string needle = "\"values\":[0,0]";
+  REQUIRE(text.find(needle) != std::string::npos);
+  std::string big = text;
+  big.replace(big.find(needle), needle.size(), "\"values\":[0,18446744073709551616]");
+  auto r = parseVectorText(big, "big.json");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.message().find("tests[0].leaves[0].values[1]: expected an unsigned integer") !=
+        std::string::npos);
+  // 2^64 - 1 is a NaN bit pattern, representable in binary32 as a NaN: accepted.
+  std::string max = text;
+  max.replace(max.find(needle), needle.size(), "\"values\":[0,18446744073709551615]");
+  CHECK(parseVectorText(max, "max.json").ok());
+}
+
+// ---- Judging on the reference -----------------------------------------------------------
+
+TEST_CASE("the hand-written vectors pass on the reference") {
+  auto r = checkReference({kData + "/pass"});
+  REQUIRE(r.ok());
+  CHECK(r.value().files == 3);
+  CHECK(r.value().tests == 11);
+  CHECK(r.value().failed == 0);
+  CHECK(r.value().passed == 11);
+}
+
+TEST_CASE("an expected value 5 units off fails, 4 units off passes; errors must match exactly") {
+  auto r = checkReference({kData + "/fail/softmaxLast-off.json"});
+  REQUIRE(r.ok());
+  const VectorCheckResult& v = r.value();
+  CHECK(v.tests == 7);
+  CHECK(v.passed == 1);  // tcId 1: 4 units, at the budget
+  REQUIRE(v.failures.size() == 6);
+  std::map<std::uint64_t, std::string> reasons;
+  for (const auto& f : v.failures) reasons[f.tcId] = f.reason;
+  CHECK(reasons.count(1) == 0);
+  CHECK(reasons[2].find("value[1]") != std::string::npos);
+  CHECK(reasons[2].find("5 ulps of 2^-52 > budget 4") != std::string::npos);
+  CHECK(reasons[3] ==
+        "expected error \"autograd: shape mismatch\", got \"autograd: invalid node id\"");
+  CHECK(reasons[4] == "expected a value, got error \"autograd: invalid node id\"");
+  CHECK(reasons[5].find("but the call succeeded") != std::string::npos);
+  CHECK(reasons[6].find("gradient of leaf 0[1]") != std::string::npos);
+  CHECK(reasons[7].find("value[0] = 0.5, expected nan") != std::string::npos);
+  REQUIRE(v.perOp.size() == 1);
+  CHECK(v.perOp[0].op == "softmaxLast");
+  CHECK(v.perOp[0].failed == 6);
+  std::ostringstream out;
+  printVectorCheckReport(v, Target::Reference, out);
+  CHECK(out.str().find("FAILED " + kData + "/fail/softmaxLast-off.json tcId 2 (softmaxLast): ") !=
+        std::string::npos);
+  CHECK(out.str().find("vectors: files:1 tests:7 passed:1 failed:6\n") != std::string::npos);
+}
+
+TEST_CASE("vectors from the Lean exporter get the binary64 evaluation allowance") {
+  std::string text = readAll(kData + "/fail/softmaxLast-off.json");
+  const std::string hand = "written by hand: expected values derived in each comment";
+  REQUIRE(text.find(hand) != std::string::npos);
+  text.replace(text.find(hand), hand.size(), "lean:TorchLean@0123abc");
+  auto f = parseVectorText(text, "lean.json");
+  REQUIRE(f.ok());
+  CHECK(isLeanProvenance(f.value().generator.provenance));
+  // Rows of 2: 4 + 2*2 = 8 units, so tcId 2 (5 units off) passes now.
+  CHECK(referenceBudgetUlps(f.value().generator.provenance, f.value().tests[1].testCase) == 8);
+  std::ostringstream log;
+  auto r = checkVectorFiles({f.value()}, VectorCheckOptions{}, log);
+  REQUIRE(r.ok());
+  for (const auto& failure : r.value().failures) CHECK(failure.tcId != 2);
+}
+
+TEST_CASE("the device path judges with the conformance judge: the binary32 reference tape "
+          "passes the hand-written vectors") {
+  VectorCheckOptions options;
+  options.target = Target::Device;
+  options.deviceTape = [] { return conformance::makeReferenceTapeFloat(); };
+  std::ostringstream log;
+  auto r = checkVectorPaths({kData + "/pass"}, options, log);
+  REQUIRE(r.ok());
+  for (const auto& f : r.value().failures) FAIL_CHECK("tcId " << f.tcId << ": " << f.reason);
+  CHECK(r.value().passed == r.value().tests);
+  // Without a factory the device target is an error, not a crash.
+  VectorCheckOptions none;
+  none.target = Target::Device;
+  CHECK_FALSE(checkVectorPaths({kData + "/pass"}, none, log).ok());
+}
+
+// ---- The committed corpus -------------------------------------------------------------------
+
+TEST_CASE("the committed corpus has at least 25 explained tests per op") {
+  auto files = collectVectorFiles({kGolden});
+  REQUIRE(files.ok());
+  std::map<std::string, std::size_t> perOp;
+  std::map<std::string, std::set<std::string>> flags;
+  std::map<std::string, std::size_t> results;
+  for (const auto& path : files.value()) {
+    auto f = loadVectorFile(path);
+    REQUIRE(f.ok());
+    CHECK(f.value().generator.provenance == kOracleProvenance);
+    for (const auto& t : f.value().tests) {
+      ++perOp[f.value().op];
+      CHECK_FALSE(t.comment.empty());
+      CHECK_FALSE(t.flags.empty());
+      for (const auto& fl : t.flags) flags[f.value().op].insert(fl);
+      ++results[expectationName(t.result)];
+    }
+  }
+  for (const auto& op : conformance::opRegistry()) {
+    INFO(op.name);
+    CHECK(perOp[op.name] >= 25);
+  }
+  CHECK(results["invalid"] > 0);
+  CHECK(results["acceptable"] > 0);
+  // The SPEC.md edge cases and known failure classes each op must cover.
+  const std::map<std::string, std::vector<std::string>> must = {
+      {"softmaxLast", {"Empty", "Scalar", "RowOfOne", "NaN", "PosInf", "AllNegInf", "SomeNegInf",
+                       "ExpOverflow", "OddWidth", "InvalidId", "ShapeMismatch", "TooLarge",
+                       "ErrorOrder", "SeedMismatch"}},
+      {"logSoftmaxLast", {"Empty", "Scalar", "RowOfOne", "NaN", "AllNegInf", "SomeNegInf",
+                          "LargeNegative", "OddWidth", "TooLarge", "SeedMismatch"}},
+      {"topKMask", {"KZero", "KAtLeastCols", "Ties", "NaN", "Scalar", "Empty", "NoGradient",
+                    "OddWidth", "TooLarge", "SeedMismatch"}},
+      {"layerNorm", {"MeanShifted", "ZeroVariance", "NegativeEpsilon", "BadDims", "InvalidId",
+                     "ShapeMismatch", "TooLarge", "ErrorOrder", "OddWidth", "SeedMismatch"}},
+      {"batchNorm", {"SpatialScalar", "SpatialRank", "ZeroVariance", "OneValuePerChannel",
+                     "NegativeEpsilon", "IllFormed", "TooLarge", "ErrorOrder", "SeedMismatch"}},
+      {"crossEntropy", {"TargetNotNormalized", "MeanFalse", "LargeLogits", "Empty",
+                        "AxisOutOfBounds", "InvalidId", "ShapeMismatch", "SeedMismatch"}},
+      {"distill", {"TeacherRequiresGrad", "Empty", "LargeLogits", "AxisOutOfBounds",
+                   "InvalidId", "ShapeMismatch", "SeedMismatch"}}};
+  for (const auto& [op, needed] : must)
+    for (const auto& flag : needed) {
+      INFO(op << " needs flag " << flag);
+      CHECK(flags[op].count(flag) == 1);
+    }
+}
+
+TEST_CASE("every committed file reads back and formats to the same bytes") {
+  auto files = collectVectorFiles({kGolden});
+  REQUIRE(files.ok());
+  CHECK(files.value().size() == corpusFiles().size());
+  for (const auto& path : files.value()) {
+    INFO(path);
+    const std::string text = readAll(path);
+    auto f = parseVectorText(text, path);
+    REQUIRE(f.ok());
+    auto again = formatVectorFile(f.value());
+    REQUIRE(again.ok());
+    CHECK(again.value() == text);
+  }
+}
+
+// ---- Generation -----------------------------------------------------------------------------
+
+namespace {
+CorpusFile oneCase(CaseDef c) {
+  CorpusFile f{"softmaxLast", "test", {"h"}, {}};
+  f.cases.push_back(std::move(c));
+  return f;
+}
+}  // namespace
+
+TEST_CASE("generation takes expected errors from the case, and fails when the oracle "
+          "disagrees") {
+  auto good = generateVectorFile(oneCase(
+      CaseDef("invalid id", {"InvalidId"}).arg("x", 0).s({2}).invalid(errors::kInvalidNodeId)));
+  REQUIRE(good.ok());
+  CHECK(*good.value().tests[0].expected.error == errors::kInvalidNodeId);
+
+  auto wrong = generateVectorFile(oneCase(
+      CaseDef("invalid id", {"InvalidId"}).arg("x", 0).s({2}).invalid(errors::kShapeMismatch)));
+  REQUIRE_FALSE(wrong.ok());
+  CHECK(wrong.message().find("but the oracle says \"autograd: invalid node id\"") !=
+        std::string::npos);
+
+  auto noError = generateVectorFile(oneCase(CaseDef("fine", {"Normal"})
+                                                .leaf({2}, {0, 1})
+                                                .arg("x", 0)
+                                                .s({2})
+                                                .invalid(errors::kShapeMismatch)));
+  REQUIRE_FALSE(noError.ok());
+  CHECK(noError.message().find("the oracle returned a value") != std::string::npos);
+
+  auto failsValid = generateVectorFile(oneCase(CaseDef("bad", {"Normal"}).arg("x", 0).s({2})));
+  REQUIRE_FALSE(failsValid.ok());
+  CHECK(failsValid.message().find("on a case that expects a value") != std::string::npos);
+}
+
+TEST_CASE("generation rejects inputs that are not binary32 and undocumented flags") {
+  auto b64 = generateVectorFile(
+      oneCase(CaseDef("0.1", {"Normal"}).leaf({1}, {0.1}).arg("x", 0).s({1})));
+  REQUIRE_FALSE(b64.ok());
+  CHECK(b64.message().find("not representable in binary32") != std::string::npos);
+  auto flag = generateVectorFile(
+      oneCase(CaseDef("flag", {"NoSuchFlag"}).leaf({1}, {1}).arg("x", 0).s({1})));
+  REQUIRE_FALSE(flag.ok());
+  CHECK(flag.message().find("flag 'NoSuchFlag' has no description") != std::string::npos);
+  auto upstream = generateVectorFile(
+      oneCase(CaseDef("up", {"Normal"}).leaf({1}, {1}).arg("x", 0).s({1}).upstream({1}, {0.1})));
+  REQUIRE_FALSE(upstream.ok());
+}
+
+TEST_CASE("generation is deterministic and records the oracle's provenance") {
+  const CorpusFile def = corpusSoftmaxLast().at(0);
+  auto a = generateVectorFile(def);
+  auto b = generateVectorFile(def);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(formatVectorFile(a.value()).value() == formatVectorFile(b.value()).value());
+  CHECK(a.value().generator.name == kGeneratorName);
+  CHECK(a.value().generator.provenance == kOracleProvenance);
+  for (const auto& [flag, text] : a.value().notes) CHECK(flagDescription(flag) == text);
+}
+
+TEST_CASE("doubles are written in the shortest form that reads back") {
+  CHECK(formatDouble(1e-5).value() == "1e-05");
+  CHECK(formatDouble(0.1).value() == "0.1");
+  CHECK(formatDouble(-0.5).value() == "-0.5");
+  CHECK(formatDouble(1.0).value() == "1");
+  CHECK_FALSE(formatDouble(std::nan("")).ok());
+  CHECK(isBinary32(0.5));
+  CHECK_FALSE(isBinary32(0.1));
+  CHECK_FALSE(isBinary32(1e300));
+  CHECK(isBinary32(-std::numeric_limits<double>::infinity()));
+  CHECK(fromBits(toBits(-0.0)) == 0.0);
+  CHECK(toBits(-0.0) == 9223372036854775808ULL);
+}
+
+// ---- ParamIO ------------------------------------------------------------------------------
+
+TEST_CASE("ParamIO files import as leaves; other formats and malformed files are rejected") {
+  auto params = parseParamIO(readAll(kData + "/paramio/params.json"), "params.json");
+  REQUIRE(params.ok());
+  REQUIRE(params.value().size() == 2);
+  CHECK(params.value()[0].shape == Shape{2, 2});
+  CHECK(params.value()[0].values == std::vector<double>{1, 2, -1, 0});
+  CHECK(params.value()[1].shape == Shape{});
+  auto leaves = paramsAsLeavesJson(params.value(), "params.json");
+  REQUIRE(leaves.ok());
+  CHECK(leaves.value() ==
+        "[\n"
+        "  {\"shape\": [2, 2], \"requiresGrad\": false, \"values\": [4607182418800017408, "
+        "4611686018427387904, 13830554455654793216, 0]},\n"
+        "  {\"shape\": [], \"requiresGrad\": false, \"values\": [4602678819172646912]}\n"
+        "]\n");
+  // The output pastes into a vector: it is a valid `leaves` array.
+  const Json pasted = Json::parse(leaves.value());
+  CHECK(pasted.size() == 2);
+
+  auto other = parseParamIO(readAll(kData + "/paramio/wrong-format.json"), "w.json");
+  REQUIRE_FALSE(other.ok());
+  CHECK(other.message().find("unsupported format 'torchlean_paramlist_v0'") != std::string::npos);
+  auto count = parseParamIO(readAll(kData + "/paramio/count-mismatch.json"), "c.json");
+  REQUIRE_FALSE(count.ok());
+  CHECK(count.message().find("params[0].values: holds 2 values but shape [3] needs 3") !=
+        std::string::npos);
+  auto notB32 = parseParamIO(readAll(kData + "/paramio/not-binary32.json"), "n.json");
+  REQUIRE(notB32.ok());
+  CHECK_FALSE(paramsAsLeavesJson(notB32.value(), "n.json").ok());
+  CHECK_FALSE(parseParamIO("{\"format\": 1}", "x").ok());
+  CHECK_FALSE(parseParamIO("[", "x").ok());
+}
