@@ -1,13 +1,264 @@
+// tapecheck certify: run the golden corpus and the property suite through a kernel table and
+// write a certificate (docs/certification.md). Also `tapecheck certify merge` for shards.
+#include <dlfcn.h>
+
+#include <filesystem>
 #include <iostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "args.h"
 #include "commands.h"
+#include "tapecheck/certify/build_info.h"
+#include "tapecheck/certify/certificate.h"
+#include "tapecheck/certify/certificate_json.h"
+#include "tapecheck/certify/html_report.h"
+#include "tapecheck/certify/merge.h"
+#include "tapecheck/certify/output_files.h"
+#include "tapecheck/certify/sha256.h"
+#include "tapecheck/certify/verdict.h"
+#include "tapecheck/conformance/op_registry.h"
+#include "tapecheck/conformance/runner.h"
+#include "tapecheck/device/kernel_table.h"
 
 namespace tapecheck::cli {
+namespace {
 
-int certifyCommand(const Words&) {
-  std::cerr << "tapecheck certify: not built yet\n";
+namespace fs = std::filesystem;
+using namespace tapecheck::certify;
+
+const char* kCertifyUsage =
+    "usage: tapecheck certify --kernels aten|cuda|PATH.so [--device cpu|cuda]\n"
+    "           [--baseline CERT.json] [--cases N] [--seed S] [--shard I/N] --out DIR\n"
+    "       tapecheck certify merge [--baseline CERT.json] --out DIR SHARD_DIR...\n";
+
+int usageError(const std::string& message) {
+  std::cerr << "tapecheck certify: " << message << "\n" << kCertifyUsage;
   return kExitUsage;
+}
+
+int cannotCertify(const std::string& message) {
+  std::cerr << "tapecheck certify: " << message << "\n";
+  return kExitUsage;
+}
+
+Result<ShardInfo> parseShard(const std::string& text) {
+  const auto slash = text.find('/');
+  const Error bad{"option --shard needs I/N with 0 <= I < N, got '" + text + "'"};
+  if (slash == std::string::npos) return bad;
+  Result<std::uint64_t> index = parseUnsigned("--shard", text.substr(0, slash));
+  Result<std::uint64_t> count = parseUnsigned("--shard", text.substr(slash + 1));
+  if (!index || !count || count.value() == 0 || index.value() >= count.value() ||
+      count.value() > 0xFFFFFFFFu)
+    return bad;
+  return ShardInfo{static_cast<std::uint32_t>(index.value()),
+                   static_cast<std::uint32_t>(count.value())};
+}
+
+struct Baseline {
+  Certificate cert;
+  std::string sha256;  // of the file's bytes
+};
+
+Result<Baseline> loadBaseline(const std::string& path) {
+  Result<std::string> bytes = readFileText(path);
+  if (!bytes) return Error{"baseline: " + bytes.message()};
+  nlohmann::json doc = nlohmann::json::parse(bytes.value(), nullptr, false);
+  if (doc.is_discarded()) return Error{"baseline " + path + ": not valid JSON"};
+  Result<Certificate> cert = certificateFromJson(doc);
+  if (!cert) return Error{"baseline " + path + ": " + cert.message()};
+  if (cert.value().shard)
+    return Error{"baseline " + path + " is a shard certificate; merge the shards first"};
+  return Baseline{std::move(cert).value(), sha256Hex(bytes.value())};
+}
+
+// Every subject the run must cover: the SPEC.md operations and the chained tape programs.
+std::vector<std::string> registryOps() {
+  std::vector<std::string> names;
+  for (const conformance::OpInfo& op : conformance::opRegistry()) names.push_back(op.name);
+  for (const conformance::OpInfo& op : conformance::programRegistry()) names.push_back(op.name);
+  return names;
+}
+
+// The file that holds the kernel table: the plugin, libtapecheck-cuda.so, or (for the built-in
+// ATen table) the tapecheck executable itself.
+Result<std::string> kernelsFile(const device::KernelTable& kernels) {
+  std::error_code ec;
+  if (kernels.source == "aten") {
+    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    if (ec) return Error{"cannot locate the tapecheck executable: " + ec.message()};
+    return self.string();
+  }
+  Dl_info info{};
+  if (kernels.table && dladdr(kernels.table, &info) != 0 && info.dli_fname &&
+      info.dli_fname[0] != '\0') {
+    const fs::path file = fs::canonical(info.dli_fname, ec);
+    if (!ec) return file.string();
+  }
+  if (kernels.source != "cuda") {
+    const fs::path file = fs::canonical(kernels.source, ec);
+    if (!ec) return file.string();
+  }
+  return Error{"cannot locate the file holding the kernel table '" + kernels.source + "'"};
+}
+
+int finish(Certificate& cert, const Baseline* baseline, const std::string& outDir) {
+  JudgeOptions options;
+  options.expectedOps = registryOps();
+  judge(cert, options, baseline ? &baseline->cert : nullptr, baseline ? baseline->sha256 : "");
+  const std::string text = certificateText(cert);
+  const std::string html = renderHtmlReport(cert);
+  if (Status written = writeCertificateDir(outDir, text, html); !written)
+    return cannotCertify(written.message());
+  const Identity& id = cert.identity;
+  std::cout << "tapecheck certify: "
+            << (cert.verdict == Verdict::Certified ? "CERTIFIED" : "REJECTED") << " "
+            << id.kernelsName << " " << id.kernelsVersion;
+  if (cert.shard) std::cout << " (shard " << cert.shard->index << "/" << cert.shard->count << ")";
+  if (!cert.reasons.empty())
+    std::cout << ": " << cert.reasons.size()
+              << (cert.reasons.size() == 1 ? " reason" : " reasons");
+  std::cout << "\n";
+  for (const std::string& r : cert.reasons) std::cout << "  " << r << "\n";
+  const fs::path dir(outDir);
+  std::cout << "wrote " << (dir / kCertificateFile).string() << ", "
+            << (dir / kDigestFile).string() << ", " << (dir / kReportFile).string() << "\n";
+  return cert.verdict == Verdict::Certified ? kExitPassed : kExitFailed;
+}
+
+int certifyRun(const Words& args) {
+  const ArgSpec spec{
+      {"--kernels", "--device", "--baseline", "--cases", "--seed", "--shard", "--out"}, {}};
+  Result<ParsedArgs> parsed = parseArgs(args, spec);
+  if (!parsed) return usageError(parsed.message());
+  const ParsedArgs& a = parsed.value();
+  if (!a.positional.empty()) return usageError("unexpected argument '" + a.positional[0] + "'");
+  if (!a.get("--kernels")) return usageError("--kernels is required");
+  if (!a.get("--out")) return usageError("--out is required");
+  const std::string outDir = *a.get("--out");
+
+  device::DeviceKind deviceKind = device::defaultDevice();
+  if (auto text = a.get("--device")) {
+    Result<device::DeviceKind> d = device::parseDevice(*text);
+    if (!d) return usageError(d.message());
+    deviceKind = d.value();
+  }
+  conformance::RunOptions run;
+  run.kernels = *a.get("--kernels");
+  run.device = deviceKind;
+  if (auto text = a.get("--cases")) {
+    Result<std::uint64_t> n = parseUnsigned("--cases", *text);
+    if (!n) return usageError(n.message());
+    run.casesPerOp = n.value();
+  }
+  if (auto text = a.get("--seed")) {
+    Result<std::uint64_t> n = parseUnsigned("--seed", *text);
+    if (!n) return usageError(n.message());
+    run.seed = n.value();
+  }
+  std::optional<ShardInfo> shard;
+  if (auto text = a.get("--shard")) {
+    Result<ShardInfo> s = parseShard(*text);
+    if (!s) return usageError(s.message());
+    shard = s.value();
+    run.shardIndex = shard->index;
+    run.shardCount = shard->count;
+  }
+  std::optional<Baseline> baseline;
+  if (auto path = a.get("--baseline")) {
+    if (shard) return usageError("--baseline applies to a whole run: give it to `certify merge`");
+    Result<Baseline> b = loadBaseline(*path);
+    if (!b) return cannotCertify(b.message());
+    baseline = std::move(b).value();
+  }
+  if (Status out = checkOutputDir(outDir); !out) return cannotCertify(out.message());
+
+  Identity identity;
+  identity.harnessVersion = harnessVersion();
+  identity.gitRevision = harnessGitRevision();
+  const std::string corpusDir = goldenCorpusDir();
+  Result<CorpusDigest> corpus = hashCorpus(corpusDir);
+  if (!corpus) return cannotCertify(corpus.message());
+  identity.corpusSha256 = corpus.value().sha256;
+  identity.corpusFiles = corpus.value().files;
+  run.vectorPaths = {corpusDir};
+
+  // Unusable kernels are refused before anything runs (exit 2, nothing written).
+  Result<device::KernelTable> kernels = device::loadKernelTable(run.kernels, deviceKind);
+  if (!kernels)
+    return cannotCertify("unusable kernels '" + run.kernels + "': " + kernels.message());
+  Result<std::string> file = kernelsFile(kernels.value());
+  if (!file) return cannotCertify(file.message());
+  Result<std::string> fileSha = sha256File(file.value());
+  if (!fileSha) return cannotCertify(fileSha.message());
+  identity.kernelsFile = file.value();
+  identity.kernelsSha256 = fileSha.value();
+
+  Result<conformance::RunReport> report = conformance::runConformance(run, std::cout);
+  if (!report) return cannotCertify(report.message());
+  Certificate cert = certificateFromReport(report.value(), identity);
+  cert.shard = shard;
+  return finish(cert, baseline ? &*baseline : nullptr, outDir);
+}
+
+Result<Certificate> readShard(const std::string& path) {
+  std::error_code ec;
+  const fs::path given(path);
+  const fs::path file = fs::is_directory(given, ec) ? given / kCertificateFile : given;
+  Result<std::string> bytes = readFileText(file.string());
+  if (!bytes) return bytes.error();
+  // A detached digest next to it must agree: a shard altered since it was written is refused.
+  const fs::path digest = file.parent_path() / kDigestFile;
+  if (file.filename() == kCertificateFile && fs::exists(digest, ec)) {
+    Result<std::string> expected = readFileText(digest.string());
+    if (!expected) return expected.error();
+    if (expected.value() != detachedDigestText(bytes.value()))
+      return Error{file.string() + " does not match " + digest.string()};
+  }
+  nlohmann::json doc = nlohmann::json::parse(bytes.value(), nullptr, false);
+  if (doc.is_discarded()) return Error{file.string() + ": not valid JSON"};
+  Result<Certificate> cert = certificateFromJson(doc);
+  if (!cert) return Error{file.string() + ": " + cert.message()};
+  if (!cert.value().shard) return Error{file.string() + " is not a shard certificate"};
+  return cert;
+}
+
+int certifyMerge(const Words& args) {
+  Result<ParsedArgs> parsed = parseArgs(args, ArgSpec{{"--baseline", "--out"}, {}});
+  if (!parsed) return usageError(parsed.message());
+  const ParsedArgs& a = parsed.value();
+  if (!a.get("--out")) return usageError("--out is required");
+  if (a.positional.empty()) return usageError("merge needs the shard folders to combine");
+  const std::string outDir = *a.get("--out");
+  std::optional<Baseline> baseline;
+  if (auto path = a.get("--baseline")) {
+    Result<Baseline> b = loadBaseline(*path);
+    if (!b) return cannotCertify(b.message());
+    baseline = std::move(b).value();
+  }
+  if (Status out = checkOutputDir(outDir); !out) return cannotCertify(out.message());
+  std::vector<Certificate> shards;
+  for (const std::string& path : a.positional) {
+    Result<Certificate> shard = readShard(path);
+    if (!shard) return cannotCertify(shard.message());
+    shards.push_back(std::move(shard).value());
+  }
+  Result<Certificate> merged = mergeShards(shards);
+  if (!merged) return cannotCertify(merged.message());
+  return finish(merged.value(), baseline ? &*baseline : nullptr, outDir);
+}
+
+}  // namespace
+
+int certifyCommand(const Words& args) {
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
+    std::cout << kCertifyUsage;
+    return kExitPassed;
+  }
+  if (!args.empty() && args[0] == "merge") return certifyMerge(Words(args.begin() + 1, args.end()));
+  return certifyRun(args);
 }
 
 }  // namespace tapecheck::cli

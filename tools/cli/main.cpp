@@ -20,7 +20,8 @@ const char* kUsage =
     "  vectors generate [--op OP] [--out DIR]\n"
     "  vectors import-paramio FILE.json\n"
     "  certify --kernels aten|cuda|PATH.so [--device cpu|cuda] [--baseline CERT.json]\n"
-    "      [--cases N] [--seed S] --out DIR\n"
+    "      [--cases N] [--seed S] [--shard I/N] --out DIR\n"
+    "  certify merge [--baseline CERT.json] --out DIR SHARD_DIR...\n"
     "\n"
     "exit status: 0 passed/certified, 1 conformance failure/not certified, 2 usage error\n";
 
