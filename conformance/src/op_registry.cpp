@@ -1,5 +1,9 @@
 #include "tapecheck/conformance/op_registry.h"
 
+#include <algorithm>
+
+#include "cases.h"
+
 namespace tapecheck::conformance {
 namespace {
 
@@ -94,20 +98,147 @@ Result<NodeId> callDistill(AnyTape& t, const TestCase& c) {
 
 }  // namespace
 
+namespace {
+
+using F = Fill;
+
+// Hard inputs named as golden-vector flags (vectors/ uses the same words).
+const std::vector<std::string> kRowFlags = {"NearExpOverflow", "VeryNegative", "MeanShifted",
+                                            "NonFinite", "AllEqual", "WarpEdge", "LongRow",
+                                            "Empty", "Scalar"};
+
+// The calling convention of an op (the fields every user of the registry reads).
+OpInfo spec(std::string name, std::string nodeName, std::vector<std::string> tensorArgs,
+            std::vector<std::string> attrNames, std::vector<std::string> optionalAttrNames,
+            std::function<Result<NodeId>(AnyTape&, const TestCase&)> call) {
+  OpInfo op;
+  op.name = std::move(name);
+  op.nodeName = std::move(nodeName);
+  op.tensorArgs = std::move(tensorArgs);
+  op.attrNames = std::move(attrNames);
+  op.optionalAttrNames = std::move(optionalAttrNames);
+  op.call = std::move(call);
+  return op;
+}
+
+OpInfo withTesting(OpInfo op, ShapeFamily family, std::vector<Fill> fills,
+                   std::vector<std::string> hard, const OpBudget* budget, bool hasBackward,
+                   std::function<TestCase(const CaseParams&)> make,
+                   std::function<Floors(const TestCase&, const Outcome&)> floorRule) {
+  op.uses = {op.name};
+  op.family = family;
+  op.fills = std::move(fills);
+  op.hardFlags = std::move(hard);
+  op.budget = budget;
+  op.hasBackward = hasBackward;
+  op.makeCase = std::move(make);
+  op.floors = std::move(floorRule);
+  return op;
+}
+
+}  // namespace
+
+// One entry per operation. The fills are listed in the order the first cases use them (each of
+// the first 2 * |fills| cases takes the next one), so a kernel's classic mistake shows within
+// the first few cases: the ~88 and -1e7 logits for an unshifted exp, the large offset for a
+// one-pass variance, ties and NaN for topKMask's order, zero variance for a missing epsilon.
 const std::vector<OpInfo>& opRegistry() {
-  static const std::vector<OpInfo> ops = {
-      {"softmaxLast", "softmax", {"x"}, {"s"}, {}, callSoftmax},
-      {"logSoftmaxLast", "log_softmax", {"x"}, {"s"}, {}, callLogSoftmax},
-      {"topKMask", "topk_mask", {"x"}, {"s", "k"}, {}, callTopK},
-      {"layerNorm", "layer_norm", {"x", "gamma", "beta"}, {"seqLen", "embedDim"}, {"epsilon"},
-       callLayerNorm},
-      {"batchNorm", "batch_norm", {"x", "gamma", "beta"}, {"channels", "spatial"}, {"epsilon"},
-       callBatchNorm},
-      {"crossEntropy", "cross_entropy", {"logits", "target"}, {"s", "axis"}, {"mean"},
-       callCrossEntropy},
-      {"distill", "distill", {"student", "teacher"}, {"s", "axis"}, {}, callDistill},
-  };
+  static const std::vector<OpInfo> ops = [] {
+    std::vector<OpInfo> v = {
+      withTesting(spec("softmaxLast", "softmax", {"x"}, {"s"}, {}, callSoftmax), ShapeFamily::RowsLast,
+                  {F::NearExpOverflow, F::Normal, F::VeryNegative, F::MeanShifted, F::NonFinite,
+                   F::IntegerTies, F::AllEqual},
+                  kRowFlags, &budgets::kSoftmaxLast, true, cases::softmaxLast,
+                  floors::softmaxLast),
+      withTesting(spec("logSoftmaxLast", "log_softmax", {"x"}, {"s"}, {}, callLogSoftmax),
+                  ShapeFamily::RowsLast,
+                  {F::NearExpOverflow, F::Normal, F::VeryNegative, F::MeanShifted, F::NonFinite,
+                   F::IntegerTies, F::AllEqual},
+                  kRowFlags, &budgets::kLogSoftmaxLast, true, cases::logSoftmaxLast,
+                  floors::logSoftmaxLast),
+      withTesting(spec("topKMask", "topk_mask", {"x"}, {"s", "k"}, {}, callTopK), ShapeFamily::RowsLast,
+                  {F::IntegerTies, F::NonFinite, F::Normal, F::AllEqual, F::VeryNegative,
+                   F::MeanShifted},
+                  {"IntegerTies", "AllEqual", "NonFinite", "KZero", "KAboveCols", "WarpEdge",
+                   "LongRow"},
+                  &budgets::kTopKMask, false, cases::topKMask, floors::topKMask),
+      withTesting(spec("layerNorm", "layer_norm", {"x", "gamma", "beta"}, {"seqLen", "embedDim"},
+                   {"epsilon"}, callLayerNorm),
+                  ShapeFamily::SeqEmbed,
+                  {F::MeanShifted, F::Normal, F::EpsDominated, F::AllEqual, F::IntegerTies,
+                   F::NonFinite},
+                  {"MeanShifted", "ZeroVariance", "EpsDominated", "NonFinite", "LongRow",
+                   "WarpEdge"},
+                  &budgets::kLayerNorm, true, cases::layerNorm, floors::layerNorm),
+      withTesting(spec("batchNorm", "batch_norm", {"x", "gamma", "beta"}, {"channels", "spatial"},
+                   {"epsilon"}, callBatchNorm),
+                  ShapeFamily::ChannelsSpatial,
+                  {F::MeanShifted, F::Normal, F::ConstantChannels, F::EpsDominated,
+                   F::IntegerTies},
+                  {"MeanShifted", "ConstantChannel", "EpsDominated", "ScalarSpatial",
+                   "LongRow"},
+                  &budgets::kBatchNorm, true, cases::batchNorm, floors::batchNorm),
+      withTesting(spec("crossEntropy", "cross_entropy", {"logits", "target"}, {"s", "axis"}, {"mean"},
+                   callCrossEntropy),
+                  ShapeFamily::AxisSlices,
+                  {F::NearExpOverflow, F::Normal, F::VeryNegative, F::MeanShifted,
+                   F::IntegerTies, F::NonFinite, F::AllEqual},
+                  {"NearExpOverflow", "VeryNegative", "UnnormalizedTarget", "StridedAxis",
+                   "NonFinite", "Empty"},
+                  &budgets::kCrossEntropy, true, cases::crossEntropy, floors::crossEntropy),
+      withTesting(spec("distill", "distill", {"student", "teacher"}, {"s", "axis"}, {}, callDistill),
+                  ShapeFamily::AxisSlices,
+                  {F::NearExpOverflow, F::Normal, F::VeryNegative, F::MeanShifted,
+                   F::IntegerTies, F::AllEqual},
+                  {"NearExpOverflow", "VeryNegative", "StridedAxis", "TeacherRequiresGrad",
+                   "Empty"},
+                  &budgets::kDistill, true, cases::distill, floors::distill),
+    };
+    v.back().constantArgs = {"teacher"};  // the teacher is a constant (SPEC.md)
+    return v;
+  }();
   return ops;
+}
+
+// Chained programs: an op feeding another op and a loss, built on AnyTape, so gradients flow
+// through several pullbacks and add up where a node feeds two consumers.
+const std::vector<OpInfo>& programRegistry() {
+  auto program = [](std::string name, std::vector<std::string> uses, ShapeFamily family,
+                    std::vector<Fill> fills,
+                    std::function<Result<NodeId>(AnyTape&, const TestCase&)> call,
+                    std::function<TestCase(const CaseParams&)> make) {
+    OpInfo op;
+    op.name = std::move(name);
+    op.nodeName = uses.back();
+    op.call = std::move(call);
+    op.uses = std::move(uses);
+    op.program = true;
+    op.family = family;
+    op.fills = std::move(fills);
+    op.hardFlags = {"GradientAccumulation"};
+    op.budget = &budgets::kProgram;
+    op.hasBackward = true;
+    op.makeCase = std::move(make);
+    op.floors = floors::normwise;
+    return op;
+  };
+  static const std::vector<OpInfo> programs = [&] {
+    std::vector<OpInfo> v = {
+      program("softmaxLast-crossEntropy", {"softmaxLast", "crossEntropy"},
+              ShapeFamily::AxisSlices,
+              {F::Normal, F::NearExpOverflow, F::IntegerTies},
+              programs::softmaxCrossEntropy, cases::softmaxCrossEntropy),
+      program("layerNorm-logSoftmaxLast-distill", {"layerNorm", "logSoftmaxLast", "distill"},
+              ShapeFamily::SeqEmbed, {F::Normal, F::IntegerTies, F::EpsDominated},
+              programs::layerNormLogSoftmaxDistill, cases::layerNormLogSoftmaxDistill),
+      program("batchNorm-softmaxLast-crossEntropy", {"batchNorm", "softmaxLast", "crossEntropy"},
+              ShapeFamily::ChannelsSpatial, {F::Normal},
+              programs::batchNormSoftmaxCrossEntropy, cases::batchNormSoftmaxCrossEntropy),
+    };
+    v[1].constantArgs = {"teacher"};  // distill's teacher is a constant (SPEC.md)
+    return v;
+  }();
+  return programs;
 }
 
 const OpInfo* findOp(std::string_view name) {
@@ -116,9 +247,27 @@ const OpInfo* findOp(std::string_view name) {
   return nullptr;
 }
 
+const OpInfo* findSubject(std::string_view name) {
+  if (const OpInfo* op = findOp(name)) return op;
+  for (const OpInfo& p : programRegistry())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+const OpBudget* findBudget(std::string_view op) {
+  const OpInfo* info = findSubject(op);
+  return info ? info->budget : nullptr;
+}
+
+TestCase buildCase(const OpInfo& op, const CaseParams& p) {
+  TestCase c = op.makeCase(p);
+  cases::applyInvalid(p, op.family, op.hasBackward, c);
+  return c;
+}
+
 Outcome evaluate(AnyTape& tape, const TestCase& c) {
   Outcome out;
-  const OpInfo* op = findOp(c.op);
+  const OpInfo* op = findSubject(c.op);
   if (!op) {
     out.error = "tapecheck: unknown operation '" + c.op + "'";
     return out;
@@ -151,6 +300,73 @@ Outcome evaluate(AnyTape& tape, const TestCase& c) {
     out.grads = std::move(grads).value();
   }
   return out;
+}
+
+namespace {
+
+// Row (slice) lengths by the kernel path they exercise: warp and block edges, the long-row path.
+std::string lengthClass(Dim n) {
+  auto near = [n](std::initializer_list<Dim> centres) {
+    for (Dim c : centres)
+      if (n + 1 >= c && n <= c + 1) return true;
+    return false;
+  };
+  if (n == 1) return "1";
+  if (n <= 30) return "short";
+  if (near({32, 64})) return "warp";
+  if (near({128, 256, 512, 1024})) return "block";
+  if (near({2048, 4096, 8192, 16384, 32768, 65536})) return "long-edge";
+  if (n < 1026) return "mid";
+  return "long";
+}
+
+}  // namespace
+
+double reductionLength(const OpInfo& op, const TestCase& c, bool backward) {
+  auto size = [](const Shape& s) { return static_cast<double>(sizeOf(s)); };
+  if (op.program) return c.leaves.empty() ? 1.0 : size(c.leaves[0].value.shape);
+  switch (op.family) {
+    case ShapeFamily::RowsLast:
+      return c.attrs.s && !c.attrs.s->empty() ? static_cast<double>(c.attrs.s->back()) : 1.0;
+    case ShapeFamily::SeqEmbed:
+      return static_cast<double>(std::max(c.attrs.seqLen.value_or(1), c.attrs.embedDim.value_or(1)));
+    case ShapeFamily::ChannelsSpatial:
+      return c.attrs.spatial ? size(*c.attrs.spatial) : 1.0;
+    case ShapeFamily::AxisSlices:
+      if (!c.attrs.s) return 1.0;
+      if (backward && c.attrs.axis && *c.attrs.axis < c.attrs.s->size())
+        return static_cast<double>((*c.attrs.s)[*c.attrs.axis]);
+      return size(*c.attrs.s);
+  }
+  return 1.0;
+}
+
+std::string shapeClass(const OpInfo& op, const CaseParams& p) {
+  if (p.invalid != Invalid::None) return std::string("invalid-") + invalidName(p.invalid);
+  const Shape& s = p.shape;
+  switch (op.family) {
+    case ShapeFamily::RowsLast:
+    case ShapeFamily::SeqEmbed: {
+      if (s.empty()) return "scalar";
+      if (sizeOf(s) == 0) return "empty";
+      const Dim cols = s.back(), rows = sizeOf(s) / cols;
+      if (rows >= 1024 && cols <= 30) return "rows-many";
+      return (op.family == ShapeFamily::SeqEmbed ? "embed-" : "cols-") + lengthClass(cols);
+    }
+    case ShapeFamily::ChannelsSpatial: {
+      if (s.size() == 1) return "spatial-scalar";
+      const Dim spatial = productOf(s.begin() + 1, s.end());
+      if (s.at(0) >= 1024 && spatial <= 30) return "channels-many";
+      return "spatial-" + lengthClass(spatial);
+    }
+    case ShapeFamily::AxisSlices: {
+      if (sizeOf(s) == 0) return "empty";
+      if (p.axis >= s.size()) return "invalid-axis";
+      const Dim inner = productOf(s.begin() + static_cast<std::ptrdiff_t>(p.axis) + 1, s.end());
+      return (inner == 1 ? "last-" : "strided-") + lengthClass(s[p.axis]);
+    }
+  }
+  return "other";
 }
 
 }  // namespace tapecheck::conformance

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,26 @@ struct PassStats {
   std::vector<CaseExample> examples;  // failures (worst first), a few at most
 };
 
+// One case group: (op, pass, shape class), the unit of a benchdnn-style status line.
+struct GroupStats {
+  std::string op;
+  std::string pass;        // "fwd", "bwd", "errors" or "vectors"
+  std::string shapeClass;  // "cols-warp", "strided-long", "invalid-shape-mismatch", "golden", ...
+  std::uint64_t cases = 0;
+  std::uint64_t failures = 0;
+  std::uint64_t mistrusted = 0;
+  std::uint64_t skipped = 0;
+  double maxUlps = 0;
+  double p99Ulps = 0;
+  double budgetUlps = 0;
+  std::vector<CaseExample> examples;  // the group's worst failing case (and its shrunk form)
+};
+
+// The status of a group or a pass: FAILED if any case failed, SKIPPED if every case was skipped,
+// MISTRUSTED if every case that ran was mistrusted, else PASSED.
+Status groupStatus(const GroupStats& g);
+Status passStatus(const PassStats& p);
+
 struct RunReport {
   std::string kernelsName;     // the table's `name`
   std::string kernelsVersion;  // the table's `version`
@@ -46,8 +67,20 @@ struct RunReport {
   std::uint64_t seed = 0;
   std::uint64_t casesPerOp = 0;
   std::vector<PassStats> passes;
+  std::vector<GroupStats> groups;  // in registry order, then pass, then shape class
+  std::string valuesDir;           // where failing inputs were written
   // Totals over every judged case, as in the summary line.
   std::uint64_t tests = 0, passed = 0, failed = 0, mistrusted = 0, skipped = 0;
 };
+
+// `PASSED softmaxLast fwd cols-warp cases:120 max:2.1ulp p99:1.3ulp budget:16.0ulp`.
+std::string statusLine(const GroupStats& g);
+// `tests:N passed:N failed:N mistrusted:N skipped:N`.
+std::string summaryLine(const RunReport& r);
+// What `tapecheck run` prints: a status line per group, under each failing group its worst case
+// (shape, reason, values file, reproducer), then the summary line. Deterministic: no timings.
+void printReport(const RunReport& r, std::ostream& out);
+// Every figure as JSON (--json): deterministic for a given seed, no timings.
+std::string reportJson(const RunReport& r);
 
 }  // namespace tapecheck::conformance

@@ -1,0 +1,98 @@
+// Judging one case: the outcome of the tape under test against an expected outcome (the binary64
+// reference, or the multi-precision oracle when binary64 says "fail"; the PyTorch `_refs` rule:
+// a kernel is wrong only if it is farther from the exact answer than its budget).
+//
+// - Errors must match exactly: the same error string, or both succeed.
+// - Each output (the value, the gradient of each leaf) is compared element by element in units
+//   of binary32 precision of max(|expected|, floor) (ulp.h), floors from the op's rule
+//   (op_registry.h / floors), budgets per op and pass (budgets.h). Non-finite values match only
+//   in kind. Gradients are also judged as a whole: floor-weighted relative L2 error.
+// - An output that is mostly zeros where the expected one is not (more than 90% of its nonzero
+//   expected elements came back exactly 0), or a pass whose outputs are all zero on both sides,
+//   is MISTRUSTED: agreement proves little.
+// - The dot-product identity <J^T u, v> = <u, J v> (dotProductCheck) checks the gradient under
+//   test against a central difference of the reference's forward in binary64.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tapecheck/conformance/op_registry.h"
+#include "tapecheck/conformance/run_report.h"
+
+namespace tapecheck::conformance {
+
+inline constexpr double kMistrustZeroFraction = 0.9;
+inline constexpr double kBinary32MinNormal = 1.1754943508222875e-38;  // 2^-126: every floor's least
+inline constexpr std::size_t kRelL2MinElements = 16;  // gradients judged as a whole from here
+
+struct OutputVerdict {
+  std::string name;             // "value", "grad[x]"
+  std::size_t elements = 0;
+  double maxUlps = 0;           // worst element (infinity for a mismatch of kind)
+  std::size_t worstIndex = 0;
+  double worstActual = 0, worstExpected = 0, worstFloor = 0;
+  double relL2Ulps = 0;         // floor-weighted relative L2 error, in 2^-23
+  std::size_t expectedNonzero = 0;
+  std::size_t zerosWhereNonzero = 0;  // actual exactly 0 where expected is not
+  bool allZero = false;         // expected and actual both all zeros (or empty)
+  bool shapeMismatch = false;
+};
+
+struct PassVerdict {
+  Status status = Status::Passed;
+  double maxUlps = 0;           // over the outputs
+  double budgetUlps = 0;        // the budget this case was judged against
+  std::string reason;           // why it failed or is mistrusted
+  std::vector<OutputVerdict> outputs;
+};
+
+struct CaseVerdict {
+  bool errorCase = false;  // a tape returned an error: only `errors` is judged
+  PassVerdict errors;
+  PassVerdict fwd;
+  std::optional<PassVerdict> bwd;  // when the op has a backward and the case an upstream
+};
+
+// Judges `actual` against `expected` for case `c` of `op`.
+CaseVerdict judgeCase(const OpInfo& op, const TestCase& c, const Outcome& actual,
+                      const Outcome& expected);
+
+// judgeCase against the binary64 reference and, when that says FAILED, against the
+// multi-precision oracle (made by `oracle`): the verdict of the oracle is final. The PyTorch
+// `_refs` rule: binary64 is only a proxy for the exact answer.
+struct ReferencedVerdict {
+  CaseVerdict verdict;
+  bool oracleConsulted = false;
+  std::optional<Outcome> oracle;  // when consulted
+};
+ReferencedVerdict judgeWithOracle(const OpInfo& op, const TestCase& c, const Outcome& actual,
+                                  const Outcome& reference64, const TapeFactory& oracle);
+
+// The element-wise part, for one output: exposed for golden-vector checks and tests. Floors are
+// raised to 2^-126, where binary32's ulp stops shrinking (subnormals are 2^-149 apart).
+OutputVerdict judgeOutput(const std::string& name, const TensorData& actual,
+                          const TensorData& expected, const std::vector<double>& floors);
+
+struct DotCheck {
+  bool applicable = false;
+  double lhs = 0;         // <J^T u, v>: the gradients under test against the direction v
+  double rhs = 0;         // <u, J v>: central difference of the reference forward (binary64)
+  double ulps = 0;        // |lhs - rhs| beyond the finite-difference allowance, in 2^-23 of
+                          // the scale sum max(|g|, floor) * |v|
+  double budgetUlps = 0;  // the op's backward budget for this case
+  bool passed = true;
+};
+
+// <J^T u, v> = <u, J v> for a random direction v (from `seed`) over the leaves that require
+// grad. Not applicable to cases with non-finite inputs or outputs, errors, or no backward.
+DotCheck dotProductCheck(const OpInfo& op, const TestCase& c, const Outcome& actual,
+                         const Outcome& expected, const TapeFactory& reference64,
+                         std::uint64_t seed);
+
+// "12.3ulp", "inf", "0ulp".
+std::string formatUlps(double ulps);
+
+}  // namespace tapecheck::conformance

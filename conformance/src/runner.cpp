@@ -1,0 +1,554 @@
+#include "tapecheck/conformance/runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <sstream>
+#include <tuple>
+
+#include "tapecheck/conformance/device_tapes.h"
+#include "tapecheck/conformance/generators.h"
+#include "tapecheck/conformance/judge.h"
+#include "tapecheck/conformance/reference_tapes.h"
+#include "tapecheck/conformance/values_file.h"
+#include "tapecheck/vectors/check.h"
+#include "values.h"
+
+#ifndef TAPECHECK_SOURCE_DIR
+#define TAPECHECK_SOURCE_DIR ""
+#endif
+
+namespace tapecheck::conformance {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// ---- the tapes --------------------------------------------------------------------------------
+
+struct UnderTest {
+  TapeFactory factory;
+  std::string name, version, source, device;
+};
+
+Result<UnderTest> resolveKernels(const RunOptions& o) {
+  if (o.kernels == kReferenceBinary32Kernels)
+    return UnderTest{[] { return makeReferenceTapeFloat(); }, "reference-binary32", "stand-in",
+                     o.kernels, "host: the reference tape at binary32 (a stand-in, not a kernel)"};
+  auto table = device::loadKernelTable(o.kernels, o.device);
+  if (!table) return Error{"unusable kernels '" + o.kernels + "': " + table.message()};
+  auto kernels = std::make_shared<device::KernelTable>(std::move(table).value());
+  UnderTest u;
+  u.factory = [kernels] { return makeDeviceTape(*kernels); };
+  u.name = kernels->table->name;
+  u.version = kernels->table->version;
+  u.source = kernels->source;
+  u.device = device::describeDevice(o.device);
+  return u;
+}
+
+struct Tapes {
+  TapeFactory device;
+  TapeFactory reference = [] { return makeReferenceTapeDouble(); };
+  TapeFactory oracle = [] { return makeReferenceTapeOracle(); };
+};
+
+// A tape that throws (a LibTorch error escaping a kernel table) is an error outcome, not a crash.
+Outcome safeEvaluate(const TapeFactory& factory, const TestCase& c) {
+  try {
+    auto tape = factory();
+    return evaluate(*tape, c);
+  } catch (const std::exception& e) {
+    Outcome o;
+    o.error = std::string("tapecheck: exception: ") + e.what();
+    return o;
+  }
+}
+
+// ---- one case ---------------------------------------------------------------------------------
+
+enum class PassKind { Fwd, Bwd, Errors };
+const char* passName(PassKind k) {
+  return k == PassKind::Fwd ? "fwd" : k == PassKind::Bwd ? "bwd" : "errors";
+}
+
+struct Evaluated {
+  TestCase tc;
+  Outcome device, reference;
+  std::optional<Outcome> oracle;
+  CaseVerdict verdict;
+  bool oracleConsulted = false;
+};
+
+bool failed(const PassVerdict& v) { return v.status == Status::Failed; }
+
+// Device vs binary64 reference; on a failure the oracle decides (a kernel is wrong only if it is
+// farther from the exact answer than its budget); then the dot-product identity.
+Evaluated runCase(const OpInfo& op, const CaseParams& p, const Tapes& tapes,
+                  std::uint64_t dotSeed) {
+  Evaluated e;
+  e.tc = buildCase(op, p);
+  e.device = safeEvaluate(tapes.device, e.tc);
+  e.reference = safeEvaluate(tapes.reference, e.tc);
+  try {
+    ReferencedVerdict r = judgeWithOracle(op, e.tc, e.device, e.reference, tapes.oracle);
+    e.verdict = std::move(r.verdict);
+    e.oracle = std::move(r.oracle);
+    e.oracleConsulted = r.oracleConsulted;
+  } catch (const std::exception&) {  // the oracle threw: keep the binary64 verdict
+    e.verdict = judgeCase(op, e.tc, e.device, e.reference);
+  }
+  if (!e.verdict.errorCase && e.verdict.bwd && !failed(*e.verdict.bwd)) {
+    const DotCheck d =
+        dotProductCheck(op, e.tc, e.device, e.reference, tapes.reference, dotSeed);
+    if (d.applicable && !d.passed) {
+      PassVerdict& b = *e.verdict.bwd;
+      b.status = Status::Failed;
+      b.maxUlps = std::max(b.maxUlps, d.ulps);
+      std::ostringstream why;
+      why.precision(9);
+      why << "dot-product identity: <J^T u, v> = " << d.lhs << " but <u, J v> = " << d.rhs
+          << " (central difference of the reference): " << formatUlps(d.ulps) << " > budget "
+          << formatUlps(d.budgetUlps);
+      b.reason = why.str();
+    }
+  }
+  return e;
+}
+
+const PassVerdict* verdictOf(const CaseVerdict& v, PassKind k) {
+  if (k == PassKind::Errors) return v.errorCase ? &v.errors : nullptr;
+  if (v.errorCase) return nullptr;
+  if (k == PassKind::Fwd) return &v.fwd;
+  return v.bwd ? &*v.bwd : nullptr;
+}
+
+bool failsIn(const Evaluated& e, PassKind k) {
+  const PassVerdict* v = verdictOf(e.verdict, k);
+  return v && failed(*v);
+}
+
+// ---- aggregation --------------------------------------------------------------------------------
+
+struct Worst {
+  std::uint64_t index = 0;
+  double ulps = 0;
+  std::string reason;
+  CaseParams params;
+};
+
+struct GroupAcc {
+  GroupStats stats;
+  std::vector<double> errors;
+  std::optional<Worst> worst;
+  PassKind kind = PassKind::Fwd;
+};
+
+struct PassAcc {
+  PassStats stats;
+  std::vector<double> errors;
+};
+
+double percentile99(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t k = static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(v.size())));
+  return v[std::min(v.size() - 1, k == 0 ? 0 : k - 1)];
+}
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  std::size_t n = 0;
+  for (double x : v)
+    if (std::isfinite(x)) s += x, ++n;
+  return n ? s / static_cast<double>(n) : 0;
+}
+
+std::string shellQuote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                        "0123456789-_./=:,+") == std::string::npos)
+    return s;
+  std::string out = "'";
+  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
+std::string fileSafe(const std::string& s) {
+  std::string out;
+  for (char ch : s) out += std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' ? ch : '_';
+  return out;
+}
+
+class Run {
+ public:
+  Run(const RunOptions& o, UnderTest u, std::ostream& progress)
+      : o_(o), under_(std::move(u)), progress_(progress),
+        config_(GenConfig::forDevice(o.device)) {
+    tapes_.device = under_.factory;
+    cases_ = o.casesPerOp ? o.casesPerOp : defaultCasesPerOp(o.device);
+    valuesDir_ = o.valuesDir;
+    if (valuesDir_.empty()) {
+      std::error_code ec;
+      std::filesystem::path tmp = std::filesystem::temp_directory_path(ec);
+      if (ec) tmp = "/tmp";
+      valuesDir_ = (tmp / "tapecheck-run" /
+                    (fileSafe(under_.name) + "-" + device::deviceName(o.device) + "-seed" +
+                     std::to_string(o.seed)))
+                       .string();
+    }
+  }
+
+  RunReport run(const std::vector<const OpInfo*>& subjects) {
+    start_ = lastProgress_ = Clock::now();
+    for (std::size_t s = 0; s < subjects.size(); ++s) runSubject(s, *subjects[s]);
+    return report(subjects);
+  }
+
+  void addVectors(const vectors::VectorCheckResult& r, const std::vector<const OpInfo*>& subjects) {
+    for (const vectors::VectorOpTotals& t : r.perOp) {
+      auto it = std::find_if(subjects.begin(), subjects.end(),
+                             [&](const OpInfo* op) { return op->name == t.op; });
+      if (it == subjects.end()) continue;  // not selected with --ops
+      const std::size_t order = static_cast<std::size_t>(it - subjects.begin());
+      const OpInfo& op = **it;
+      GroupAcc& g = group(order, op, "vectors", "golden", PassKind::Fwd);
+      g.stats.cases += t.tests;
+      g.stats.failures += t.failed;
+      g.errors.insert(g.errors.end(), t.errorsUlps.begin(), t.errorsUlps.end());
+      g.stats.maxUlps = std::max(g.stats.maxUlps, t.maxErrorUlps);
+      PassAcc& p = pass(order, op, "vectors");
+      p.stats.cases += t.tests;
+      p.stats.failures += t.failed;
+      p.errors.insert(p.errors.end(), t.errorsUlps.begin(), t.errorsUlps.end());
+      p.stats.maxUlps = std::max(p.stats.maxUlps, t.maxErrorUlps);
+      for (const vectors::VectorFailure& f : r.failures) {
+        if (f.op != op.name || g.stats.examples.size() >= 5) continue;
+        CaseExample ex;
+        ex.group = op.name + " vectors golden";
+        ex.shape = "tcId " + std::to_string(f.tcId);
+        ex.reason = f.reason;
+        ex.valuesFile = f.file;
+        ex.reproducer = o_.command + " vectors check --target device --kernels " +
+                        shellQuote(o_.kernels) + " " + shellQuote(f.file);
+        g.stats.examples.push_back(ex);
+        if (p.stats.examples.size() < 5) p.stats.examples.push_back(ex);
+      }
+    }
+  }
+
+  const std::string& valuesDir() const { return valuesDir_; }
+
+ private:
+  using GroupKey = std::tuple<std::size_t, int, std::string>;
+
+  static int passOrder(const std::string& pass) {
+    return pass == "fwd" ? 0 : pass == "bwd" ? 1 : pass == "errors" ? 2 : 3;
+  }
+
+  GroupAcc& group(std::size_t order, const OpInfo& op, const std::string& pass,
+                  const std::string& cls, PassKind kind) {
+    GroupAcc& g = groups_[{order, passOrder(pass), cls}];
+    if (g.stats.op.empty()) {
+      g.stats.op = op.name;
+      g.stats.pass = pass;
+      g.stats.shapeClass = cls;
+      g.kind = kind;
+    }
+    return g;
+  }
+
+  PassAcc& pass(std::size_t order, const OpInfo& op, const std::string& pass) {
+    PassAcc& p = passes_[{order, passOrder(pass)}];
+    if (p.stats.op.empty()) {
+      p.stats.op = op.name;
+      p.stats.pass = pass;
+    }
+    return p;
+  }
+
+  std::uint64_t casesFor(const OpInfo& op) const {
+    return op.program ? std::max<std::uint64_t>(1, cases_ / 2) : cases_;
+  }
+
+  std::uint64_t dotSeed(const OpInfo& op, std::uint64_t index) const {
+    std::uint64_t h = o_.seed;
+    for (unsigned char ch : op.name) h = values::mix(h, ch);
+    return values::mix(h, index);
+  }
+
+  void record(std::size_t order, const OpInfo& op, const std::string& cls, std::uint64_t index,
+              const CaseParams& params, const Evaluated& e) {
+    for (PassKind k : {PassKind::Fwd, PassKind::Bwd, PassKind::Errors}) {
+      const PassVerdict* v = verdictOf(e.verdict, k);
+      if (!v) continue;
+      GroupAcc& g = group(order, op, passName(k), cls, k);
+      PassAcc& p = pass(order, op, passName(k));
+      ++g.stats.cases;
+      ++p.stats.cases;
+      g.stats.budgetUlps = std::max(g.stats.budgetUlps, v->budgetUlps);
+      p.stats.budgetUlps = std::max(p.stats.budgetUlps, v->budgetUlps);
+      if (k != PassKind::Errors) {
+        g.errors.push_back(v->maxUlps);
+        p.errors.push_back(v->maxUlps);
+      }
+      if (v->status == Status::Failed) {
+        ++g.stats.failures;
+        ++p.stats.failures;
+        const double ulps = k == PassKind::Errors ? std::numeric_limits<double>::infinity() : v->maxUlps;
+        if (!g.worst || ulps > g.worst->ulps) g.worst = Worst{index, ulps, v->reason, params};
+      } else if (v->status == Status::Mistrusted) {
+        ++g.stats.mistrusted;
+        ++p.stats.mistrusted;
+      } else if (v->status == Status::Skipped) {
+        ++g.stats.skipped;
+        ++p.stats.skipped;
+      }
+    }
+  }
+
+  void tick(const OpInfo& op, std::uint64_t done, std::uint64_t total) {
+    const auto now = Clock::now();
+    if (std::chrono::duration<double>(now - lastProgress_).count() < o_.progressSeconds) return;
+    lastProgress_ = now;
+    progress_ << "tapecheck run: " << op.name << " " << done << "/" << total << " cases, "
+              << static_cast<long>(std::chrono::duration<double>(now - start_).count())
+              << " s\n"
+              << std::flush;
+  }
+
+  std::string reproducer(const OpInfo& op, std::uint64_t index) const {
+    return o_.command + " run --device " + device::deviceName(o_.device) + " --kernels " +
+           shellQuote(o_.kernels) + " --ops " + shellQuote(op.name) + " --seed " +
+           std::to_string(o_.seed) + " --case " + std::to_string(index);
+  }
+
+  // Writes the case's inputs with the oracle's outcome as the expected one.
+  std::string writeValues(const OpInfo& op, Evaluated& e, const CaseParams& params,
+                          const std::string& stem, const std::string& why) {
+    if (!e.oracle) e.oracle = safeEvaluate(tapes_.oracle, e.tc);
+    VectorFileInfo info;
+    info.comment = describe(params) + ": " + why;
+    info.flags = {fillName(params.fill)};
+    info.provenance = e.oracle->error && !e.reference.error
+                          ? "tapecheck run: binary64 reference tape"
+                          : "tapecheck run: mpfr128 reference tape (oracle), rounded to binary64";
+    info.program = op.program;
+    const Outcome& expected = e.oracle->error && !e.reference.error ? e.reference : *e.oracle;
+    const std::string path =
+        (std::filesystem::path(valuesDir_) / (fileSafe(stem) + ".json")).string();
+    const tapecheck::Status written = writeTextFile(path, caseVectorJson(e.tc, expected, info));
+    if (!written) {
+      progress_ << "tapecheck run: " << written.message() << "\n";
+      return "";
+    }
+    return path;
+  }
+
+  // The worst case of a failing group: re-run, written out, shrunk, with its reproducer.
+  void explain(const OpInfo& op, GroupAcc& g) {
+    const Worst& w = *g.worst;
+    const std::string name = op.name + " " + g.stats.pass + " " + g.stats.shapeClass;
+    const std::string stem =
+        op.name + "-" + g.stats.pass + "-" + g.stats.shapeClass + "-case" + std::to_string(w.index);
+    Evaluated e = runCase(op, w.params, tapes_, dotSeed(op, w.index));
+    CaseExample ex;
+    ex.group = name;
+    ex.shape = toString(w.params.shape);
+    ex.reason = "case " + std::to_string(w.index) + " (" + describe(w.params) + "): " + w.reason;
+    ex.errorUlps = w.ulps;
+    ex.reproducer = reproducer(op, w.index);
+    ex.valuesFile = writeValues(op, e, w.params, stem, w.reason);
+    g.stats.examples.push_back(ex);
+
+    if (!o_.shrink) return;
+    rc::Shrinkable<CaseParams> current = drawCase(op, config_, o_.seed, w.index);
+    std::optional<std::pair<CaseParams, Evaluated>> smallest;
+    std::uint64_t spent = 0;
+    for (bool moved = true; moved && spent < o_.shrinkEvaluations;) {
+      moved = false;
+      auto candidates = current.shrinks();
+      while (auto next = candidates.next()) {
+        if (spent++ >= o_.shrinkEvaluations) break;
+        const CaseParams p = next->value();
+        Evaluated c = runCase(op, p, tapes_, dotSeed(op, w.index));
+        if (!failsIn(c, g.kind)) continue;
+        current = *next;
+        smallest.emplace(p, std::move(c));
+        moved = true;
+        break;
+      }
+    }
+    if (!smallest) return;
+    auto& [p, c] = *smallest;
+    const PassVerdict* v = verdictOf(c.verdict, g.kind);
+    CaseExample s;
+    s.group = name + " (shrunk)";
+    s.shape = toString(p.shape);
+    s.reason = "shrunk from case " + std::to_string(w.index) + " (" + describe(p) +
+               "): " + (v ? v->reason : "");
+    s.errorUlps = v ? v->maxUlps : 0;
+    s.valuesFile = writeValues(op, c, p, stem + "-shrunk", v ? v->reason : "");
+    if (!op.program && !s.valuesFile.empty())
+      s.reproducer = o_.command + " vectors check --target device --kernels " +
+                     shellQuote(o_.kernels) + " " + shellQuote(s.valuesFile);
+    g.stats.examples.push_back(s);
+  }
+
+  void runSubject(std::size_t order, const OpInfo& op) {
+    std::vector<std::uint64_t> indices;
+    if (o_.onlyCase) {
+      indices.push_back(*o_.onlyCase);
+    } else {
+      const std::uint64_t n = casesFor(op);
+      for (std::uint64_t i = 0; i < n; ++i)
+        if (i % o_.shardCount == o_.shardIndex) indices.push_back(i);
+    }
+    for (std::size_t done = 0; done < indices.size(); ++done) {
+      const std::uint64_t i = indices[done];
+      const CaseParams params = drawCase(op, config_, o_.seed, i).value();
+      const Evaluated e = runCase(op, params, tapes_, dotSeed(op, i));
+      record(order, op, shapeClass(op, params), i, params, e);
+      tick(op, done + 1, indices.size());
+    }
+    for (auto& [key, g] : groups_)
+      if (std::get<0>(key) == order && g.worst && g.stats.examples.empty()) explain(op, g);
+  }
+
+  RunReport report(const std::vector<const OpInfo*>& subjects) {
+    RunReport r;
+    r.kernelsName = under_.name;
+    r.kernelsVersion = under_.version;
+    r.kernelsSource = under_.source;
+    r.device = under_.device;
+    r.seed = o_.seed;
+    r.casesPerOp = cases_;
+    r.valuesDir = valuesDir_;
+    for (auto& [key, g] : groups_) {
+      g.stats.maxUlps = std::max(g.stats.maxUlps,
+                                 g.errors.empty() ? 0.0 : *std::max_element(g.errors.begin(),
+                                                                            g.errors.end()));
+      g.stats.p99Ulps = percentile99(g.errors);
+      r.tests += g.stats.cases;
+      r.failed += g.stats.failures;
+      r.mistrusted += g.stats.mistrusted;
+      r.skipped += g.stats.skipped;
+      r.groups.push_back(g.stats);
+    }
+    r.passed = r.tests - r.failed - r.mistrusted - r.skipped;
+    for (auto& [key, p] : passes_) {
+      PassStats s = p.stats;
+      if (!p.errors.empty())
+        s.maxUlps = std::max(s.maxUlps, *std::max_element(p.errors.begin(), p.errors.end()));
+      s.p99Ulps = percentile99(p.errors);
+      s.meanUlps = mean(p.errors);
+      s.errorsUlps = p.errors;
+      // The worst failures of the pass, worst first, from its groups.
+      if (s.pass != "vectors") {
+        std::vector<CaseExample> examples;
+        for (const auto& [gkey, g] : groups_)
+          if (std::get<0>(gkey) == std::get<0>(key) && std::get<1>(gkey) == std::get<1>(key))
+            for (const CaseExample& ex : g.stats.examples) examples.push_back(ex);
+        std::stable_sort(examples.begin(), examples.end(),
+                         [](const CaseExample& a, const CaseExample& b) {
+                           return a.errorUlps > b.errorUlps;
+                         });
+        if (examples.size() > 5) examples.resize(5);
+        s.examples = examples;
+      }
+      r.passes.push_back(std::move(s));
+    }
+    (void)subjects;
+    return r;
+  }
+
+  const RunOptions& o_;
+  UnderTest under_;
+  std::ostream& progress_;
+  GenConfig config_;
+  Tapes tapes_;
+  std::uint64_t cases_ = 0;
+  std::string valuesDir_;
+  std::map<GroupKey, GroupAcc> groups_;
+  std::map<std::pair<std::size_t, int>, PassAcc> passes_;
+  Clock::time_point start_, lastProgress_;
+};
+
+}  // namespace
+
+std::vector<std::string> defaultVectorPaths() {
+  const std::filesystem::path golden = std::filesystem::path(TAPECHECK_SOURCE_DIR) / "vectors" /
+                                       "golden";
+  std::error_code ec;
+  if (std::string(TAPECHECK_SOURCE_DIR).empty() || !std::filesystem::is_directory(golden, ec))
+    return {};
+  return {golden.string()};
+}
+
+std::uint64_t defaultCasesPerOp(device::DeviceKind d) {
+  return d == device::DeviceKind::Cuda ? 500 : 4000;
+}
+
+std::vector<std::string> selectableNames() {
+  std::vector<std::string> names;
+  for (const OpInfo& op : opRegistry()) names.push_back(op.name);
+  for (const OpInfo& p : programRegistry()) names.push_back(p.name);
+  return names;
+}
+
+Result<std::vector<const OpInfo*>> selectSubjects(const std::vector<std::string>& names) {
+  std::vector<const OpInfo*> out;
+  if (names.empty()) {
+    for (const OpInfo& op : opRegistry()) out.push_back(&op);
+    for (const OpInfo& p : programRegistry()) out.push_back(&p);
+    return out;
+  }
+  for (const std::string& n : names) {
+    const OpInfo* s = findSubject(n);
+    if (!s) {
+      std::string known;
+      for (const std::string& k : selectableNames()) known += (known.empty() ? "" : ", ") + k;
+      return Error{"unknown op '" + n + "' (known: " + known + ")"};
+    }
+  }
+  auto named = [&](const std::string& n) {
+    return std::find(names.begin(), names.end(), n) != names.end();
+  };
+  for (const OpInfo& op : opRegistry())
+    if (named(op.name)) out.push_back(&op);
+  for (const OpInfo& p : programRegistry())
+    if (named(p.name) || std::all_of(p.uses.begin(), p.uses.end(), named)) out.push_back(&p);
+  return out;
+}
+
+Result<RunReport> runConformance(const RunOptions& options, std::ostream& progress) {
+  if (options.shardCount == 0 || options.shardIndex >= options.shardCount)
+    return Error{"shard " + std::to_string(options.shardIndex) + "/" +
+                 std::to_string(options.shardCount) + " is not a valid shard"};
+  auto subjects = selectSubjects(options.ops);
+  if (!subjects) return subjects.error();
+  auto under = resolveKernels(options);
+  if (!under) return under.error();
+  const TapeFactory factory = under.value().factory;
+  Run run(options, std::move(under).value(), progress);
+
+  // Golden vectors first (an unreadable corpus is exit 2 before any case runs); shard 0 only.
+  std::optional<vectors::VectorCheckResult> vectorResult;
+  if (!options.vectorPaths.empty() && options.shardIndex == 0 && !options.onlyCase) {
+    vectors::VectorCheckOptions vo;
+    vo.target = vectors::Target::Device;
+    vo.deviceTape = factory;
+    std::ostringstream log;
+    auto checked = vectors::checkVectorPaths(options.vectorPaths, vo, log);
+    if (!checked) return Error{"golden vectors: " + checked.message()};
+    vectorResult = std::move(checked).value();
+  }
+
+  if (vectorResult) run.addVectors(*vectorResult, subjects.value());  // pass "vectors"
+  return run.run(subjects.value());
+}
+
+}  // namespace tapecheck::conformance

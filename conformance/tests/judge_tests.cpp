@@ -1,0 +1,209 @@
+// Judging with hand-made numbers: ulp distances, non-finite kinds, mistrust, budgets, the oracle
+// fallback and the dot-product identity.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+
+#include "tapecheck/conformance/judge.h"
+#include "tapecheck/conformance/reference_tapes.h"
+#include "tapecheck/conformance/ulp.h"
+
+using tapecheck::Dim;
+using tapecheck::Shape;
+using tapecheck::sizeOf;
+using namespace tapecheck::conformance;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+TestCase softmaxCase(const std::vector<double>& x, bool withUpstream = true) {
+  TestCase c;
+  c.op = "softmaxLast";
+  const Shape s{x.size()};
+  c.leaves.push_back({{s, x}, true});
+  c.call = {{"x", 0}};
+  c.attrs.s = s;
+  if (withUpstream) {
+    std::vector<double> dy(x.size());
+    for (std::size_t i = 0; i < dy.size(); ++i) dy[i] = 0.25 * static_cast<double>(i % 5) - 0.5;
+    c.upstream = TensorData{s, dy};
+  }
+  return c;
+}
+
+Outcome run(std::unique_ptr<AnyTape> tape, const TestCase& c) { return evaluate(*tape, c); }
+
+}  // namespace
+
+TEST_CASE("unitError counts binary32 steps of max(|expected|, floor)", "[judge]") {
+  CHECK(unitError(1.0 + 3 * kBinary32Unit, 1.0, kBinary32Unit, 0) == Approx(3));
+  CHECK(unitError(4.0 + 4 * 3 * kBinary32Unit, 4.0, kBinary32Unit, 0) == Approx(3));
+  // A value that cancelled to almost nothing is judged at the floor's scale.
+  CHECK(unitError(1e-9, 0.0, kBinary32Unit, 1.0) == Approx(1e-9 / kBinary32Unit));
+  CHECK(unitError(2.0, 2.0, kBinary32Unit, 0) == 0);
+  CHECK(unitError(1e-30, 0.0, kBinary32Unit, 0) == kInf);  // no scale at all
+}
+
+TEST_CASE("non-finite values match only in kind", "[judge]") {
+  CHECK(unitError(kNaN, kNaN, kBinary32Unit, 1) == 0);
+  CHECK(unitError(kInf, kInf, kBinary32Unit, 1) == 0);
+  CHECK(unitError(-kInf, -kInf, kBinary32Unit, 1) == 0);
+  CHECK(unitError(-kInf, kInf, kBinary32Unit, 1) == kInf);
+  CHECK(unitError(kNaN, 1.0, kBinary32Unit, 1) == kInf);
+  CHECK(unitError(1.0, kNaN, kBinary32Unit, 1) == kInf);
+  CHECK(unitError(3e38, kInf, kBinary32Unit, 1) == kInf);
+}
+
+TEST_CASE("judgeOutput finds the worst element and the relative L2 error", "[judge]") {
+  const TensorData expected{{4}, {1, 2, 0, 4}};
+  const TensorData actual{{4}, {1, 2 + 2 * 10 * kBinary32Unit, 0, 4}};
+  const OutputVerdict v = judgeOutput("value", actual, expected, {0, 0, 1, 0});
+  CHECK(v.worstIndex == 1);
+  CHECK(v.maxUlps == Approx(10));
+  CHECK(v.relL2Ulps > 0);
+  CHECK(v.relL2Ulps < v.maxUlps);
+  CHECK(v.expectedNonzero == 3);
+  CHECK(v.zerosWhereNonzero == 0);
+  CHECK_FALSE(v.allZero);
+
+  const OutputVerdict wrongShape = judgeOutput("value", TensorData{{2, 2}, actual.values},
+                                               expected, {});
+  CHECK(wrongShape.shapeMismatch);
+  CHECK(wrongShape.maxUlps == kInf);
+}
+
+TEST_CASE("a result within its budget passes and one beyond it fails, naming the element",
+          "[judge]") {
+  const OpInfo& op = *findOp("softmaxLast");
+  const TestCase c = softmaxCase({0.5, -1, 2, 0.25, 3});
+  const Outcome expected = run(makeReferenceTapeDouble(), c);
+  Outcome actual = run(makeReferenceTapeFloat(), c);
+  CaseVerdict v = judgeCase(op, c, actual, expected);
+  CHECK(v.fwd.status == tapecheck::conformance::Status::Passed);
+  REQUIRE(v.bwd);
+  CHECK(v.bwd->status == tapecheck::conformance::Status::Passed);
+
+  actual.value.values[2] *= 1 + 200 * kBinary32Unit;
+  v = judgeCase(op, c, actual, expected);
+  CHECK(v.fwd.status == tapecheck::conformance::Status::Failed);
+  CHECK(v.fwd.reason.find("value[2]") != std::string::npos);
+  CHECK(v.fwd.maxUlps > v.fwd.budgetUlps);
+}
+
+TEST_CASE("errors must match exactly: the same string, or both succeed", "[judge]") {
+  const OpInfo& op = *findOp("softmaxLast");
+  const TestCase c = softmaxCase({1, 2});
+  Outcome a, e;
+  a.error = "autograd: shape mismatch";
+  e.error = "autograd: shape mismatch";
+  CaseVerdict v = judgeCase(op, c, a, e);
+  CHECK(v.errorCase);
+  CHECK(v.errors.status == tapecheck::conformance::Status::Passed);
+
+  a.error = "autograd: invalid node id";
+  v = judgeCase(op, c, a, e);
+  CHECK(v.errors.status == tapecheck::conformance::Status::Failed);
+  CHECK(v.errors.reason.find("invalid node id") != std::string::npos);
+
+  const Outcome ok = run(makeReferenceTapeDouble(), c);
+  v = judgeCase(op, c, ok, e);
+  CHECK(v.errorCase);
+  CHECK(v.errors.status == tapecheck::conformance::Status::Failed);
+}
+
+TEST_CASE("an output of zeros where the expected one is not is MISTRUSTED", "[judge]") {
+  // One dominant logit: every other probability is ~e^-30, far below the row's scale, so zeros
+  // are within budget -- but agreement on them proves nothing.
+  std::vector<double> x(20, -30.0);
+  x[0] = 0;
+  const OpInfo& op = *findOp("softmaxLast");
+  const TestCase c = softmaxCase(x, false);
+  const Outcome expected = run(makeReferenceTapeDouble(), c);
+  Outcome actual = expected;
+  for (std::size_t i = 1; i < x.size(); ++i) actual.value.values[i] = 0;
+  actual.value.values[0] = 1;
+  const CaseVerdict v = judgeCase(op, c, actual, expected);
+  CHECK(v.fwd.status == tapecheck::conformance::Status::Mistrusted);
+  CHECK(v.fwd.reason.find("came back exactly 0") != std::string::npos);
+}
+
+TEST_CASE("a pass whose outputs are all zero on both sides is MISTRUSTED", "[judge]") {
+  // A row of one: softmax is exactly 1 and its gradient exactly 0.
+  const OpInfo& op = *findOp("softmaxLast");
+  const TestCase c = softmaxCase({0.75});
+  const Outcome expected = run(makeReferenceTapeDouble(), c);
+  const CaseVerdict v = judgeCase(op, c, run(makeReferenceTapeFloat(), c), expected);
+  CHECK(v.fwd.status == tapecheck::conformance::Status::Passed);
+  REQUIRE(v.bwd);
+  CHECK(v.bwd->status == tapecheck::conformance::Status::Mistrusted);
+}
+
+TEST_CASE("when binary64 says FAILED the multi-precision oracle decides", "[judge]") {
+  const OpInfo& op = *findOp("softmaxLast");
+  const TestCase c = softmaxCase({0.5, -1, 2, 0.25, 3});
+  const Outcome exact = run(makeReferenceTapeOracle(), c);
+  // A stand-in binary64 answer that is off (as binary64 is on an ill-conditioned case).
+  Outcome off = exact;
+  off.value.values[4] *= 1 + 1e-5;
+  const TapeFactory oracle = [] { return makeReferenceTapeOracle(); };
+
+  // The kernel agrees with the exact answer: binary64 alone would fail it, the oracle passes it.
+  CHECK(judgeCase(op, c, exact, off).fwd.status == tapecheck::conformance::Status::Failed);
+  ReferencedVerdict r = judgeWithOracle(op, c, exact, off, oracle);
+  CHECK(r.oracleConsulted);
+  CHECK(r.verdict.fwd.status == tapecheck::conformance::Status::Passed);
+
+  // A kernel that is wrong stays wrong.
+  Outcome wrong = exact;
+  wrong.value.values[4] *= 1 + 1e-4;
+  r = judgeWithOracle(op, c, wrong, off, oracle);
+  CHECK(r.oracleConsulted);
+  CHECK(r.verdict.fwd.status == tapecheck::conformance::Status::Failed);
+
+  // Agreement with binary64 needs no oracle.
+  r = judgeWithOracle(op, c, exact, exact, oracle);
+  CHECK_FALSE(r.oracleConsulted);
+}
+
+TEST_CASE("the dot-product identity accepts true gradients and rejects scaled ones", "[judge]") {
+  const OpInfo& op = *findOp("softmaxLast");
+  const TestCase c = softmaxCase({0.5, -1, 2, 0.25, 3, -2, 1});
+  const TapeFactory ref = [] { return makeReferenceTapeDouble(); };
+  const Outcome expected = run(makeReferenceTapeDouble(), c);
+  DotCheck d = dotProductCheck(op, c, expected, expected, ref, 42);
+  REQUIRE(d.applicable);
+  CHECK(d.passed);
+  CHECK(d.lhs == Approx(d.rhs).epsilon(1e-9));
+
+  Outcome scaled = expected;
+  for (double& g : scaled.grads[0].values) g *= 1.001;
+  d = dotProductCheck(op, c, scaled, expected, ref, 42);
+  CHECK(d.applicable);
+  CHECK_FALSE(d.passed);
+
+  // Not applicable with a non-finite input.
+  const TestCase nonFinite = softmaxCase({0.5, -kInf, 2});
+  CHECK_FALSE(
+      dotProductCheck(op, nonFinite, run(ref(), nonFinite), run(ref(), nonFinite), ref, 1)
+          .applicable);
+}
+
+TEST_CASE("layerNorm's floor scales with the row's condition max|x| / std", "[judge]") {
+  const OpInfo& op = *findOp("layerNorm");
+  TestCase c;
+  c.op = "layerNorm";
+  c.leaves = {{{{1, 4}, {1e4, 1e4 + 1, 1e4 + 2, 1e4 + 3}}, true},
+              {{{4}, {1, 1, 1, 1}}, true},
+              {{{4}, {0, 0, 0, 0}}, true}};
+  c.call = {{"x", 0}, {"gamma", 1}, {"beta", 2}};
+  c.attrs.seqLen = 1;
+  c.attrs.embedDim = 4;
+  const Outcome e = run(makeReferenceTapeDouble(), c);
+  const Floors f = op.floors(c, e);
+  // std = sqrt(1.25 + 1e-5): the floor is max|x| / std ~ 8944 for every element.
+  REQUIRE_FALSE(f.empty());
+  CHECK(f[0][0] == Approx((1e4 + 3) / std::sqrt(1.25 + 1e-5)).epsilon(1e-9));
+}
