@@ -87,10 +87,16 @@ Certificate certificateFromReport(const conformance::RunReport& report, Identity
     p.errorsUlps.insert(p.errorsUlps.end(), stats.errorsUlps.begin(), stats.errorsUlps.end());
     p.examples.insert(p.examples.end(), stats.examples.begin(), stats.examples.end());
   }
-  for (OpRecord& op : cert.ops) {
+  finalizePassFigures(cert.ops);
+  cert.created = utcTimestamp();
+  return cert;
+}
+
+void finalizePassFigures(std::vector<OpRecord>& ops) {
+  for (OpRecord& op : ops) {
     for (PassRecord& p : op.passes) {
-      // The certificate's figures come from the error list when there is one (order-free, so
-      // merged shards reproduce them); else the runner's own figures stand.
+      // The figures come from the error list when there is one (order-free, so merged shards
+      // reproduce them); else the runner's own figures stand.
       if (!p.errorsUlps.empty()) {
         const ErrorSummary s = summarizeErrors(p.errorsUlps);
         p.maxUlps = std::max(p.maxUlps, s.maxUlps);
@@ -104,8 +110,6 @@ Certificate certificateFromReport(const conformance::RunReport& report, Identity
       if (p.examples.size() > kMaxExamplesPerPass) p.examples.resize(kMaxExamplesPerPass);
     }
   }
-  cert.created = utcTimestamp();
-  return cert;
 }
 
 std::string utcTimestamp() {

@@ -97,21 +97,7 @@ Result<Certificate> mergeShards(const std::vector<Certificate>& shards) {
       }
     }
   }
-  for (OpRecord& op : merged.ops) {
-    for (PassRecord& p : op.passes) {
-      if (!p.errorsUlps.empty()) {
-        const ErrorSummary s = summarizeErrors(p.errorsUlps);
-        p.maxUlps = std::max(p.maxUlps, s.maxUlps);
-        p.p99Ulps = s.p99Ulps;
-        p.meanUlps = s.meanUlps;
-      }
-      std::stable_sort(p.examples.begin(), p.examples.end(),
-                       [](const conformance::CaseExample& a, const conformance::CaseExample& b) {
-                         return a.errorUlps > b.errorUlps;
-                       });
-      if (p.examples.size() > kMaxExamplesPerPass) p.examples.resize(kMaxExamplesPerPass);
-    }
-  }
+  finalizePassFigures(merged.ops);
   return merged;
 }
 

@@ -103,6 +103,9 @@ struct Certificate {
 Certificate certificateFromReport(const conformance::RunReport& report, Identity identity);
 
 // "2024-05-01T12:00:00Z": now, or SOURCE_DATE_EPOCH when set (reproducible documents).
+// Recomputes max/p99/mean of every pass from its error list and keeps the worst examples.
+void finalizePassFigures(std::vector<OpRecord>& ops);
+
 std::string utcTimestamp();
 
 }  // namespace tapecheck::certify
