@@ -42,9 +42,8 @@ struct Program {
   conformance::TestCase testCase;
   // false when an input lies outside the domain where the binary32 budgets are meaningful: an
   // epsilon below 1e-6 (0, negative, subnormal: binary32 rounding noise in the variance decides
-  // between NaN and a number) or a nonzero input below 2^-40 in magnitude (outputs reach the
-  // subnormal range, where binary32 has no relative precision), or an infinity outside the first
-  // tensor argument (inf * a factor binary32 rounds to 0). The tapes must still agree on
+  // between NaN and a number), or an infinity outside the first tensor argument (inf times a
+  // factor that binary32 rounds to 0 but binary64 does not). The tapes must still agree on
   // errors and shapes; values are not judged.
   bool judgeValues = true;
 };
