@@ -9,6 +9,7 @@
 #include <memory>
 #include <ostream>
 #include <sstream>
+#include <thread>
 #include <tuple>
 
 #include "tapecheck/conformance/device_tapes.h"
@@ -16,6 +17,7 @@
 #include "tapecheck/conformance/judge.h"
 #include "tapecheck/conformance/reference_tapes.h"
 #include "tapecheck/conformance/values_file.h"
+#include "in_order_pool.h"
 #include "tapecheck/vectors/check.h"
 #include "values.h"
 
@@ -407,13 +409,19 @@ class Run {
       for (std::uint64_t i = 0; i < n; ++i)
         if (i % o_.shardCount == o_.shardIndex) indices.push_back(i);
     }
-    for (std::size_t done = 0; done < indices.size(); ++done) {
-      const std::uint64_t i = indices[done];
-      const CaseParams params = drawCase(op, config_, o_.seed, i).value();
-      const Evaluated e = runCase(op, params, tapes_, dotSeed(op, i));
-      record(order, op, shapeClass(op, params), i, params, e);
-      tick(op, done + 1, indices.size());
-    }
+    // Cases are drawn here, in index order (RapidCheck's generation is not shared between
+    // threads), evaluated by the workers and recorded in index order again: the report is the
+    // same for every --jobs.
+    std::vector<CaseParams> params;
+    params.reserve(indices.size());
+    for (const std::uint64_t i : indices) params.push_back(drawCase(op, config_, o_.seed, i).value());
+    evaluateInOrder(
+        params.size(), o_.jobs,
+        [&](std::size_t n) { return runCase(op, params[n], tapes_, dotSeed(op, indices[n])); },
+        [&](std::size_t n, const Evaluated& e) {
+          record(order, op, shapeClass(op, params[n]), indices[n], params[n], e);
+          tick(op, n + 1, indices.size());
+        });
     for (auto& [key, g] : groups_)
       if (std::get<0>(key) == order && g.worst && g.stats.examples.empty()) explain(op, g);
   }
@@ -488,6 +496,11 @@ std::vector<std::string> defaultVectorPaths() {
   return {golden.string()};
 }
 
+unsigned defaultJobs() {
+  const unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : n;
+}
+
 std::uint64_t defaultCasesPerOp(device::DeviceKind d) {
   return d == device::DeviceKind::Cuda ? 500 : 4000;
 }
@@ -533,7 +546,9 @@ Result<RunReport> runConformance(const RunOptions& options, std::ostream& progre
   auto under = resolveKernels(options);
   if (!under) return under.error();
   const TapeFactory factory = under.value().factory;
-  Run run(options, std::move(under).value(), progress);
+  RunOptions resolved = options;
+  if (resolved.jobs == 0) resolved.jobs = defaultJobs();
+  Run run(resolved, std::move(under).value(), progress);
 
   // Golden vectors first (an unreadable corpus is exit 2 before any case runs); shard 0 only.
   std::optional<vectors::VectorCheckResult> vectorResult;

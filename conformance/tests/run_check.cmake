@@ -5,6 +5,7 @@
 #   EXPECT_RC     the exit status it must return
 #   EXPECT_REGEX  (optional) a regular expression its stdout must match
 #   TWICE         (optional) run it twice with --json and require byte-identical reports
+#   FIRST_EXTRA, SECOND_EXTRA  (optional, with TWICE) arguments only the first / second run gets
 foreach(_v TOOL ARGS OUT EXPECT_RC)
   if(NOT DEFINED ${_v})
     message(FATAL_ERROR "run_check.cmake: ${_v} is not set")
@@ -14,7 +15,7 @@ file(REMOVE_RECURSE ${OUT})
 file(MAKE_DIRECTORY ${OUT})
 
 function(run_once json result_var output_var)
-  set(_args ${ARGS} --out ${OUT}/values)
+  set(_args ${ARGS} ${ARGN} --out ${OUT}/values)
   if(json)
     list(APPEND _args --json ${json})
   endif()
@@ -26,8 +27,8 @@ function(run_once json result_var output_var)
 endfunction()
 
 if(TWICE)
-  run_once(${OUT}/first.json _rc1 _out1)
-  run_once(${OUT}/second.json _rc2 _out2)
+  run_once(${OUT}/first.json _rc1 _out1 ${FIRST_EXTRA})
+  run_once(${OUT}/second.json _rc2 _out2 ${SECOND_EXTRA})
   if(NOT _rc1 EQUAL EXPECT_RC OR NOT _rc2 EQUAL EXPECT_RC)
     message(FATAL_ERROR "expected exit status ${EXPECT_RC}, got ${_rc1} and ${_rc2}")
   endif()

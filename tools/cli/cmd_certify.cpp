@@ -31,7 +31,8 @@ using namespace tapecheck::certify;
 
 const char* kCertifyUsage =
     "usage: tapecheck certify --kernels aten|cuda|PATH.so [--device cpu|cuda]\n"
-    "           [--baseline CERT.json] [--cases N] [--seed S] [--shard I/N] --out DIR\n"
+    "           [--baseline CERT.json] [--cases N] [--seed S] [--shard I/N] [--jobs N]\n"
+    "           --out DIR\n"
     "       tapecheck certify merge [--baseline CERT.json] --out DIR SHARD_DIR...\n";
 
 int usageError(const std::string& message) {
@@ -130,7 +131,8 @@ int finish(Certificate& cert, const Baseline* baseline, const std::string& outDi
 
 int certifyRun(const Words& args) {
   const ArgSpec spec{
-      {"--kernels", "--device", "--baseline", "--cases", "--seed", "--shard", "--out"}, {}};
+      {"--kernels", "--device", "--baseline", "--cases", "--seed", "--shard", "--out", "--jobs"},
+      {}};
   Result<ParsedArgs> parsed = parseArgs(args, spec);
   if (!parsed) return usageError(parsed.message());
   const ParsedArgs& a = parsed.value();
@@ -157,6 +159,11 @@ int certifyRun(const Words& args) {
     Result<std::uint64_t> n = parseUnsigned("--seed", *text);
     if (!n) return usageError(n.message());
     run.seed = n.value();
+  }
+  if (auto text = a.get("--jobs")) {
+    Result<unsigned> n = parseJobs(*text);
+    if (!n) return usageError(n.message());
+    run.jobs = n.value();
   }
   std::optional<ShardInfo> shard;
   if (auto text = a.get("--shard")) {

@@ -8,6 +8,7 @@
 //   --out DIR       where failing inputs are written (default: a folder under the temp dir)
 //   --shard I/N     run the case indices i with i % N == I (vectors in shard 0 only)
 //   --no-shrink     report failing cases without shrinking them
+//   --jobs N        threads evaluating cases (default: one per CPU); the report is the same
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -25,7 +26,8 @@ namespace {
 const char* kRunUsage =
     "usage: tapecheck run [--device cpu|cuda] [--kernels aten|cuda|PATH.so] [--ops LIST]\n"
     "           [--cases N] [--seed S] [--json FILE]\n"
-    "           [--case I] [--vectors PATH,...|none] [--out DIR] [--shard I/N] [--no-shrink]\n";
+    "           [--case I] [--vectors PATH,...|none] [--out DIR] [--shard I/N] [--no-shrink]\n"
+    "           [--jobs N]\n";
 
 int usageError(const std::string& message) {
   std::cerr << "tapecheck run: " << message << "\n" << kRunUsage;
@@ -61,7 +63,8 @@ int runCommand(const Words& args) {
     return kExitPassed;
   }
   auto parsed = parseArgs(args, ArgSpec{{"--device", "--kernels", "--ops", "--cases", "--seed",
-                                         "--json", "--case", "--vectors", "--out", "--shard"},
+                                         "--json", "--case", "--vectors", "--out", "--shard",
+                                         "--jobs"},
                                         {"--no-shrink"}});
   if (!parsed) return usageError(parsed.message());
   const ParsedArgs& a = parsed.value();
@@ -102,6 +105,11 @@ int runCommand(const Words& args) {
     if (!v) return usageError(v.message());
     o.shardIndex = v.value().first;
     o.shardCount = v.value().second;
+  }
+  if (auto j = a.get("--jobs")) {
+    auto v = parseJobs(*j);
+    if (!v) return usageError(v.message());
+    o.jobs = v.value();
   }
   if (auto v = a.get("--vectors")) {
     if (*v != "none") o.vectorPaths = splitList(*v);

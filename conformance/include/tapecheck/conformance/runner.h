@@ -32,6 +32,7 @@ struct RunOptions {
   std::uint64_t seed = 0;
   std::vector<std::string> vectorPaths;        // golden vectors to check; empty: none
   std::uint32_t shardIndex = 0, shardCount = 1;  // deterministic split of the work
+  unsigned jobs = 0;                           // threads evaluating cases; 0: one per CPU
 
   // --- beyond the command line's contract (all optional) -----------------------------------
   std::optional<std::uint64_t> onlyCase;       // run only this case index of each selected op
@@ -44,6 +45,9 @@ struct RunOptions {
 
 // The committed golden corpus (vectors/golden under the source tree) when it exists.
 std::vector<std::string> defaultVectorPaths();
+
+// The threads a run uses for jobs = 0: one per hardware thread. Any number gives the same report.
+unsigned defaultJobs();
 
 // The default number of cases per op: 4000 on CPU (~40 s for ATen on two cores), 500 on CUDA
 // (~2 minutes on an H200: the binary64 reference of 2^22-element cases runs on the host).
