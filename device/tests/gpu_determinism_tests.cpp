@@ -1,0 +1,285 @@
+// Bitwise determinism of the built-in CUDA kernels, in the manner of benchdnn's bitwise mode:
+//   - the same call repeated gives the same bits, every output;
+//   - a row's result (a channel's, for batch norm) does not depend on how many other rows share
+//     the call: rows [a, b) computed alone are bit for bit rows [a, b) of the whole call. The
+//     kernels choose their launch plan from the shape, so this is what keeps a tape that batches
+//     or splits its work differently from changing a single bit.
+// Outputs that are sums over rows (layer norm's dgamma/dbeta, a loss) are checked for repetition
+// only. Without a visible GPU (or without the cuda table) these tests say so and pass.
+#include <catch2/catch.hpp>
+
+#include <ATen/ATen.h>
+
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tapecheck/device/kernel_table.h"
+
+using namespace tapecheck::device;
+
+namespace {
+
+// Shapes that reach every launch plan: short rows packed per warp, warp- and block-per-row,
+// register- or shared-memory-held rows, re-read rows, and few very long rows (split across
+// blocks), each with ragged and vector-friendly widths.
+struct GridShape {
+  std::uint32_t rows, cols;
+};
+const std::vector<GridShape>& shapes() {
+  static const std::vector<GridShape> s = {
+      {1000, 1},   {1000, 3},    {999, 32},    {700, 33},    {500, 128},   {300, 257},
+      {300, 1024}, {200, 1025},  {64, 4096},   {40, 8192},   {33, 8193},   {20, 16384},
+      {9, 32768},  {300, 65536}, {2, 65537},   {3, 131072},  {1, 200003},
+  };
+  return s;
+}
+
+std::vector<float> randomValues(std::size_t n, std::uint32_t seed, float lo, float hi) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(gen);
+  return v;
+}
+
+at::Tensor onGpu(const std::vector<float>& v) {
+  return at::from_blob(const_cast<float*>(v.data()), {static_cast<std::int64_t>(v.size())},
+                       at::kFloat)
+      .to(at::kCUDA);
+}
+
+at::Tensor gpuBuffer(std::size_t n) {
+  // NaN-filled: an element a kernel forgets to write shows as a difference, not as a lucky 0.
+  return at::full({static_cast<std::int64_t>(n > 0 ? n : 1)}, std::nanf(""),
+                  at::TensorOptions().dtype(at::kFloat).device(at::kCUDA));
+}
+
+// The inputs of every entry point for one [rows, cols] shape (batch norm: channels = rows,
+// spatial = cols; cross entropy: outer = rows, n = cols, inner = 1).
+struct Inputs {
+  at::Tensor x, y, dy, xhat, target, logp, colParam, colShift, rowParam, rowShift, rowInvStd, dloss;
+  explicit Inputs(const GridShape& s) {
+    const std::size_t n = static_cast<std::size_t>(s.rows) * s.cols;
+    x = onGpu(randomValues(n, 1, -6.f, 6.f));
+    y = onGpu(randomValues(n, 2, 0.f, 1.f));
+    dy = onGpu(randomValues(n, 3, -2.f, 2.f));
+    xhat = onGpu(randomValues(n, 4, -3.f, 3.f));
+    target = onGpu(randomValues(n, 5, 0.f, 2.f));
+    logp = onGpu(randomValues(n, 6, -12.f, 0.f));
+    colParam = onGpu(randomValues(s.cols, 7, 0.5f, 1.5f));
+    colShift = onGpu(randomValues(s.cols, 8, -1.f, 1.f));
+    rowParam = onGpu(randomValues(s.rows, 9, 0.5f, 1.5f));
+    rowShift = onGpu(randomValues(s.rows, 10, -1.f, 1.f));
+    rowInvStd = onGpu(randomValues(s.rows, 11, 0.25f, 4.f));
+    dloss = onGpu({0.75f});
+  }
+};
+
+// One output of a call: its values, and whether it holds `perRow` values for each row of the
+// call (comparable between a sub-range call and the whole one) or is a reduction over rows.
+struct Output {
+  std::string name;
+  at::Tensor values;
+  std::size_t perRow = 0;  // 0: a sum over rows, compared for repetition only
+};
+
+struct Entry {
+  const char* name;
+  // Calls the entry point on rows [first, first + count) of `in`; returns its outputs.
+  std::function<std::vector<Output>(const tapecheck_kernels_v1&, const Inputs&, GridShape,
+                                    std::uint32_t first, std::uint32_t count, int& status)>
+      call;
+};
+
+const float* rowsOf(const at::Tensor& t, std::uint32_t first, std::uint32_t cols) {
+  return t.data_ptr<float>() + static_cast<std::size_t>(first) * cols;
+}
+
+const std::vector<Entry>& entries() {
+  using K = const tapecheck_kernels_v1&;
+  static const std::vector<Entry> e = {
+      {"softmax_fwd",
+       [](K k, const Inputs& in, GridShape s, std::uint32_t f, std::uint32_t c, int& st) {
+         at::Tensor y = gpuBuffer(std::size_t{c} * s.cols);
+         st = k.softmax_fwd(nullptr, c, s.cols, rowsOf(in.x, f, s.cols), y.data_ptr<float>());
+         return std::vector<Output>{{"y", y, s.cols}};
+       }},
+      {"softmax_bwd",
+       [](K k, const Inputs& in, GridShape s, std::uint32_t f, std::uint32_t c, int& st) {
+         at::Tensor dx = gpuBuffer(std::size_t{c} * s.cols);
+         st = k.softmax_bwd(nullptr, c, s.cols, rowsOf(in.y, f, s.cols),
+                            rowsOf(in.dy, f, s.cols), dx.data_ptr<float>());
+         return std::vector<Output>{{"dx", dx, s.cols}};
+       }},
+      {"log_softmax_fwd",
+       [](K k, const Inputs& in, GridShape s, std::uint32_t f, std::uint32_t c, int& st) {
+         at::Tensor y = gpuBuffer(std::size_t{c} * s.cols);
+         st = k.log_softmax_fwd(nullptr, c, s.cols, rowsOf(in.x, f, s.cols),
+                                y.data_ptr<float>());
+         return std::vector<Output>{{"y", y, s.cols}};
+       }},
+      {"log_softmax_bwd",
+       [](K k, const Inputs& in, GridShape s, std::uint32_t f, std::uint32_t c, int& st) {
+         at::Tensor dx = gpuBuffer(std::size_t{c} * s.cols);
+         st = k.log_softmax_bwd(nullptr, c, s.cols, rowsOf(in.logp, f, s.cols),
+                                rowsOf(in.dy, f, s.cols), dx.data_ptr<float>());
+         return std::vector<Output>{{"dx", dx, s.cols}};
+       }},
+      {"topk_mask",
+       [](K k, const Inputs& in, GridShape s, std::uint32_t f, std::uint32_t c, int& st) {
+         at::Tensor mask = gpuBuffer(std::size_t{c} * s.cols);
+         const std::uint32_t kk = s.cols < 8 ? s.cols : 8;
+         st = k.topk_mask(nullptr, c, s.cols, kk, rowsOf(in.x, f, s.cols),
+                          mask.data_ptr<float>());
+         return std::vector<Output>{{"mask", mask, s.cols}};
+       }},
+      {"layer_norm_fwd",
+       [](K k, const Inputs& in, GridShape s, std::uint32_t f, std::uint32_t c, int& st) {
+         at::Tensor y = gpuBuffer(std::size_t{c} * s.cols),
+                    xhat = gpuBuffer(std::size_t{c} * s.cols), inv = gpuBuffer(c);
+         st = k.layer_norm_fwd(nullptr, c, s.cols, 1e-5f, rowsOf(in.x, f, s.cols),
+                               in.colParam.data_ptr<float>(), in.colShift.data_ptr<float>(),
+                               y.data_ptr<float>(), xhat.data_ptr<float>(), inv.data_ptr<float>());
+         return std::vector<Output>{{"y", y, s.cols}, {"xhat", xhat, s.cols}, {"inv_std", inv, 1}};
+       }},
+      {"layer_norm_bwd",
+       [](K k, const Inputs& in, GridShape s, std::uint32_t f, std::uint32_t c, int& st) {
+         at::Tensor dx = gpuBuffer(std::size_t{c} * s.cols), dg = gpuBuffer(s.cols),
+                    db = gpuBuffer(s.cols);
+         st = k.layer_norm_bwd(nullptr, c, s.cols, rowsOf(in.dy, f, s.cols),
+                               rowsOf(in.xhat, f, s.cols), rowsOf(in.rowInvStd, f, 1),
+                               in.colParam.data_ptr<float>(), dx.data_ptr<float>(),
+                               dg.data_ptr<float>(), db.data_ptr<float>());
+         return std::vector<Output>{{"dx", dx, s.cols}, {"dgamma", dg, 0}, {"dbeta", db, 0}};
+       }},
+      {"batch_norm_fwd",
+       [](K k, const Inputs& in, GridShape s, std::uint32_t f, std::uint32_t c, int& st) {
+         at::Tensor y = gpuBuffer(std::size_t{c} * s.cols),
+                    xhat = gpuBuffer(std::size_t{c} * s.cols), inv = gpuBuffer(c);
+         st = k.batch_norm_fwd(nullptr, c, s.cols, 1e-5f, rowsOf(in.x, f, s.cols),
+                               rowsOf(in.rowParam, f, 1), rowsOf(in.rowShift, f, 1),
+                               y.data_ptr<float>(), xhat.data_ptr<float>(), inv.data_ptr<float>());
+         return std::vector<Output>{{"y", y, s.cols}, {"xhat", xhat, s.cols}, {"inv_std", inv, 1}};
+       }},
+      {"batch_norm_bwd",
+       [](K k, const Inputs& in, GridShape s, std::uint32_t f, std::uint32_t c, int& st) {
+         at::Tensor dx = gpuBuffer(std::size_t{c} * s.cols), dg = gpuBuffer(c), db = gpuBuffer(c);
+         st = k.batch_norm_bwd(nullptr, c, s.cols, rowsOf(in.dy, f, s.cols),
+                               rowsOf(in.xhat, f, s.cols), rowsOf(in.rowInvStd, f, 1),
+                               rowsOf(in.rowParam, f, 1), dx.data_ptr<float>(),
+                               dg.data_ptr<float>(), db.data_ptr<float>());
+         return std::vector<Output>{{"dx", dx, s.cols}, {"dgamma", dg, 1}, {"dbeta", db, 1}};
+       }},
+      {"cross_entropy_fwd",
+       [](K k, const Inputs& in, GridShape s, std::uint32_t f, std::uint32_t c, int& st) {
+         at::Tensor loss = gpuBuffer(1), logp = gpuBuffer(std::size_t{c} * s.cols);
+         st = k.cross_entropy_fwd(nullptr, c, s.cols, 1, 1, rowsOf(in.x, f, s.cols),
+                                  rowsOf(in.target, f, s.cols), loss.data_ptr<float>(),
+                                  logp.data_ptr<float>());
+         return std::vector<Output>{{"loss", loss, 0}, {"logp", logp, s.cols}};
+       }},
+      {"cross_entropy_bwd",
+       // mean = 0: with mean = 1 the gradient is scaled by 1 / rows, which differs for a sub-range.
+       [](K k, const Inputs& in, GridShape s, std::uint32_t f, std::uint32_t c, int& st) {
+         at::Tensor dl = gpuBuffer(std::size_t{c} * s.cols), dt = gpuBuffer(std::size_t{c} * s.cols);
+         st = k.cross_entropy_bwd(nullptr, c, s.cols, 1, 0, in.dloss.data_ptr<float>(),
+                                  rowsOf(in.logp, f, s.cols), rowsOf(in.target, f, s.cols),
+                                  dl.data_ptr<float>(), dt.data_ptr<float>());
+         return std::vector<Output>{{"dlogits", dl, s.cols}, {"dtarget", dt, s.cols}};
+       }},
+  };
+  return e;
+}
+
+std::vector<float> toHost(const at::Tensor& t) {
+  at::Tensor h = t.to(at::kCPU).contiguous();
+  return std::vector<float>(h.data_ptr<float>(), h.data_ptr<float>() + h.numel());
+}
+
+// Bitwise comparison (NaN payloads included); the first difference, or "" when identical.
+std::string firstDifference(const std::vector<float>& a, const std::vector<float>& b,
+                            std::size_t offsetInA) {
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    if (std::memcmp(&a[offsetInA + i], &b[i], sizeof(float)) != 0)
+      return "element " + std::to_string(offsetInA + i) + ": " + std::to_string(a[offsetInA + i]) +
+             " vs " + std::to_string(b[i]);
+  }
+  return "";
+}
+
+std::optional<KernelTable> cudaKernelsOrSkip() {
+  if (!gpuVisible()) {
+    WARN("no CUDA GPU visible to LibTorch: skipped");
+    return std::nullopt;
+  }
+  auto kernels = loadKernelTable("cuda", DeviceKind::Cuda);
+  if (!kernels) {
+    WARN("built-in cuda kernels unavailable: " << kernels.message());
+    return std::nullopt;
+  }
+  return std::move(kernels).value();
+}
+
+std::string label(const Entry& e, GridShape s) {
+  return std::string(e.name) + " [" + std::to_string(s.rows) + "," + std::to_string(s.cols) + "]";
+}
+
+}  // namespace
+
+TEST_CASE("On a GPU, the cuda kernels repeat bit for bit", "[gpu]") {
+  auto kernels = cudaKernelsOrSkip();
+  if (!kernels) return;
+  const tapecheck_kernels_v1& k = *kernels->table;
+  for (const GridShape& s : shapes()) {
+    const Inputs in(s);
+    for (const Entry& e : entries()) {
+      int st = 0;
+      const std::vector<Output> first = e.call(k, in, s, 0, s.rows, st);
+      REQUIRE(st == 0);
+      for (int repeat = 0; repeat < 2; ++repeat) {
+        const std::vector<Output> again = e.call(k, in, s, 0, s.rows, st);
+        REQUIRE(st == 0);
+        for (std::size_t o = 0; o < first.size(); ++o) {
+          INFO(label(e, s) << " output " << first[o].name << " repeat " << repeat + 1);
+          CHECK(firstDifference(toHost(first[o].values), toHost(again[o].values), 0) == "");
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("On a GPU, a row's result does not depend on the rows beside it", "[gpu]") {
+  auto kernels = cudaKernelsOrSkip();
+  if (!kernels) return;
+  const tapecheck_kernels_v1& k = *kernels->table;
+  for (const GridShape& s : shapes()) {
+    const Inputs in(s);
+    // A middle range, and the last row alone (one row: the plan for few rows).
+    const std::uint32_t a = s.rows / 3;
+    const std::uint32_t count = s.rows > 2 ? s.rows / 2 : 1;
+    const std::vector<std::pair<std::uint32_t, std::uint32_t>> ranges = {{a, count},
+                                                                         {s.rows - 1, 1}};
+    for (const Entry& e : entries()) {
+      int st = 0;
+      const std::vector<Output> whole = e.call(k, in, s, 0, s.rows, st);
+      REQUIRE(st == 0);
+      for (const auto& [first, n] : ranges) {
+        const std::vector<Output> part = e.call(k, in, s, first, n, st);
+        REQUIRE(st == 0);
+        for (std::size_t o = 0; o < whole.size(); ++o) {
+          if (whole[o].perRow == 0) continue;
+          INFO(label(e, s) << " output " << whole[o].name << ": rows [" << first << ", "
+                           << first + n << ") alone vs within all rows");
+          const std::vector<float> all = toHost(whole[o].values);
+          const std::vector<float> sub = toHost(part[o].values);
+          REQUIRE(sub.size() == std::size_t{n} * whole[o].perRow);
+          CHECK(firstDifference(all, sub, std::size_t{first} * whole[o].perRow) == "");
+        }
+      }
+    }
+  }
+}
