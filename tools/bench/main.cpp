@@ -3,6 +3,7 @@
 //
 // Exit status: 0 = benchmarked; 2 = usage error, no GPU, or a kernel / CUDA failure (the reason
 // on stderr, no JSON written).
+#include <ATen/Context.h>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -30,6 +31,7 @@
 
 #include "args.h"
 #include "fill.h"
+#include "native_aten.h"
 #include "ops.h"
 #include "tapecheck/device/kernel_table.h"
 #include "tapecheck/result.h"
@@ -45,7 +47,8 @@ const char* kUsage =
     "                       [--repeats N] [--warmup N] [--json FILE] [--quick]\n"
     "\n"
     "Times every kernel ABI entry point of the `cuda` table and the `aten` table on the first\n"
-    "CUDA device, and a cudaMemcpyAsync moving the same bytes; prints effective GB/s.\n"
+    "CUDA device, PyTorch's own operator for it (\"native\"), and a cudaMemcpyAsync moving the\n"
+    "same bytes; prints effective GB/s.\n"
     "\n"
     "  --ops LIST       entry points or families, comma-separated (default all): softmax_fwd,\n"
     "                   softmax_bwd, log_softmax_fwd, log_softmax_bwd, topk_mask, layer_norm_fwd,\n"
@@ -274,6 +277,8 @@ struct Row {
   const OpInfo* op;
   Shape shape;
   std::optional<double> ours, aten, copy;  // GB/s
+  std::optional<double> native;            // GB/s of ATen's own operator (native_aten.h)
+  std::string nativeWhat;                  // which operator that is
 };
 
 std::optional<double> ratio(const std::optional<double>& a, const std::optional<double>& b) {
@@ -293,18 +298,20 @@ std::string cell(const std::optional<double>& v, const char* format) {
 }
 
 void printHeader() {
-  std::printf("%-18s %6s %10s %3s %10s %10s %10s %9s %9s\n", "op", "cols", "rows", "k",
-              "ours GB/s", "aten GB/s", "copy GB/s", "ours/copy", "ours/aten");
+  std::printf("%-18s %6s %10s %3s %10s %10s %10s %10s %9s %9s %11s\n", "op", "cols", "rows", "k",
+              "ours GB/s", "aten GB/s", "native GB/s", "copy GB/s", "ours/copy", "ours/aten",
+              "ours/native");
   std::fflush(stdout);
 }
 
 void printRow(const Row& r) {
   const std::string k = r.op->takesK ? std::to_string(r.shape.k) : "-";
-  std::printf("%-18s %6u %10u %3s %10s %10s %10s %9s %9s\n", r.op->name, r.shape.cols,
+  std::printf("%-18s %6u %10u %3s %10s %10s %11s %10s %9s %9s %11s\n", r.op->name, r.shape.cols,
               r.shape.rows, k.c_str(), cell(r.ours, "%.1f").c_str(),
-              cell(r.aten, "%.1f").c_str(), cell(r.copy, "%.1f").c_str(),
-              cell(ratio(r.ours, r.copy), "%.3f").c_str(),
-              cell(ratio(r.ours, r.aten), "%.3f").c_str());
+              cell(r.aten, "%.1f").c_str(), cell(r.native, "%.1f").c_str(),
+              cell(r.copy, "%.1f").c_str(), cell(ratio(r.ours, r.copy), "%.3f").c_str(),
+              cell(ratio(r.ours, r.aten), "%.3f").c_str(),
+              cell(ratio(r.ours, r.native), "%.3f").c_str());
   std::fflush(stdout);
 }
 
@@ -319,6 +326,10 @@ nlohmann::json rowJson(const Row& r) {
   j["gbps_copy"] = orNull(r.copy);
   j["ours_over_copy"] = orNull(ratio(r.ours, r.copy));
   j["ours_over_aten"] = orNull(ratio(r.ours, r.aten));
+  // Added to the format after its first results: PyTorch's own operator, same bytes counted.
+  j["aten_native_op"] = r.nativeWhat.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.nativeWhat);
+  j["gbps_aten_native"] = orNull(r.native);
+  j["ours_over_aten_native"] = orNull(ratio(r.ours, r.native));
   return j;
 }
 
@@ -415,6 +426,10 @@ int run(const Options& o) {
                    t->spec.c_str(), t->error.c_str());
   }
   if (!ours.table && !aten.table) return fail("neither the cuda nor the aten table loaded");
+  // ATen's own operators need LibTorch built with CUDA (the aten table does too).
+  const bool nativeAvailable = at::hasCUDA();
+  if (!nativeAvailable)
+    std::fprintf(stderr, "tapecheck-bench: LibTorch has no CUDA: ATen's own operators not timed\n");
   if (o.json) {  // fail now rather than after the run
     std::ofstream probe(*o.json, std::ios::app);
     if (!probe) return fail("cannot write " + *o.json);
@@ -481,7 +496,7 @@ int run(const Options& o) {
           return fail(st.message());
 
         const std::uint64_t bytes = std::uint64_t{op->bytesPerElement} * shape.elements();
-        Row row{op, shape, std::nullopt, std::nullopt, std::nullopt};
+        Row row{op, shape, std::nullopt, std::nullopt, std::nullopt, std::nullopt, {}};
         for (const LoadedTable* t : {&ours, &aten}) {
           if (!t->table) continue;
           const tapecheck_kernels_v1& table = *t->table->table;
@@ -492,6 +507,28 @@ int run(const Options& o) {
           });
           if (!ms) return fail("table " + t->spec + ", " + where + ": " + ms.message());
           (t == &ours ? row.ours : row.aten) = gbps(bytes, ms.value());
+        }
+
+        if (nativeAvailable) {
+          std::optional<NativeCall> native;
+          try {
+            native = prepareNativeAten(op->op, shape, buffers);
+          } catch (const std::exception& e) {
+            return fail("ATen's own operator, " + where + ": " + e.what());
+          }
+          if (native) {
+            auto ms = timer.medianMs([&]() -> Status {
+              try {
+                native->launch();
+              } catch (const std::exception& e) {
+                return Error{std::string(e.what())};
+              }
+              return cudaCheck(cudaGetLastError(), "the launch");
+            });
+            if (!ms) return fail(native->what + ", " + where + ": " + ms.message());
+            row.native = gbps(bytes, ms.value());
+            row.nativeWhat = native->what;
+          }
         }
 
         auto cached = copyGbpsByBytes.find(bytes);
