@@ -1,8 +1,10 @@
 // batchNorm forward and backward (SPEC.md): x is [channels, S]; each channel is one row of S
-// values with its own scalar gamma[c] and beta[c]. Channels may be very many and short (the
-// engine packs several per warp) or one and very long (the engine splits it across blocks).
+// values with its own scalar gamma[c] and beta[c]. The row tiles of norm_tiles.cuh run every
+// shape (several short channels per warp, one block per long channel); the generic row engine
+// below is kept only as their fallback.
 #include "entry.h"
 #include "norm_math.cuh"
+#include "norm_tiles.cuh"
 #include "row_engine.cuh"
 
 namespace tapecheck_cuda {
@@ -77,6 +79,10 @@ int batch_norm_fwd(void* stream, uint32_t channels, uint32_t spatial, float epsi
   op.inv_std = inv_std;
   op.cols = spatial;
   op.eps = epsilon;
+  if (norm_fwd_tiled<true>(as_stream(stream), channels, spatial, epsilon, x, gamma, beta, y, xhat,
+                           inv_std)) {
+    return launch_status();
+  }
   Scratch scratch(as_stream(stream));
   return run_rows(op, channels, spatial, 1, as_stream(stream), scratch);
 }
@@ -93,6 +99,10 @@ int batch_norm_bwd(void* stream, uint32_t channels, uint32_t spatial, const floa
   op.dgamma = dgamma;
   op.dbeta = dbeta;
   op.cols = spatial;
+  if (norm_bwd_tiled<true>(as_stream(stream), channels, spatial, dy, xhat, inv_std, gamma, dx,
+                           dgamma, dbeta)) {
+    return launch_status();
+  }
   Scratch scratch(as_stream(stream));
   return run_rows(op, channels, spatial, 1, as_stream(stream), scratch);
 }

@@ -2,6 +2,7 @@
 // axis is the middle one, so slice (o, i) has its n elements `inner` apart, starting at
 // o * n * inner + i. The loss is one deterministic sum over every element: each block of the
 // forward kernel leaves one partial (its rows in a fixed order), and one block adds those.
+#include "ce_tiles.cuh"
 #include "entry.h"
 #include "row_engine.cuh"
 #include "softmax_math.cuh"
@@ -120,7 +121,20 @@ int cross_entropy_fwd(void* stream, uint32_t outer, uint32_t n, uint32_t inner, 
   const double* partials = nullptr;
   size_t count = 0;
   const size_t slices = static_cast<size_t>(outer) * inner;
-  if (run_rows(op, slices, n, inner, s, scratch, &partials, &count) != 0) return 1;
+  const Tile t = ce_tile(n, inner);
+  if (t.mode != Tile::Stream) {
+    // Contiguous slices that fit the register tiles (ce_tiles.cuh).
+    count = tile_grid(t, slices);
+    double* gp = scratch.get<double>(count);
+    if (gp == nullptr) return 1;
+    partials = gp;
+    const bool vec = t.V == 4 && aligned16(logits) && aligned16(target) && aligned16(logp);
+    if (!dispatch_regs<kCeUnits>(t, CeFwdLaunch{t, slices, n, logits, target, logp, gp, vec, s})) {
+      return 1;
+    }
+  } else if (run_rows(op, slices, n, inner, s, scratch, &partials, &count) != 0) {
+    return 1;
+  }
   finish_loss<<<1, kBlock, 0, s>>>(partials, count, denominator(outer, inner, mean), loss);
   return launch_status();
 }
@@ -135,6 +149,16 @@ int cross_entropy_bwd(void* stream, uint32_t outer, uint32_t n, uint32_t inner, 
     if (dtarget == nullptr) return 0;
     const size_t count = slices * n;
     dtarget_only<<<grid_for(count, kBlock), kBlock, 0, s>>>(dloss, logp, dtarget, count, denom);
+    return launch_status();
+  }
+  const Tile t = ce_tile(n, inner);
+  if (t.mode != Tile::Stream) {
+    const bool vec = t.V == 4 && aligned16(logp) && aligned16(target) && aligned16(dlogits) &&
+                     (dtarget == nullptr || aligned16(dtarget));
+    if (!dispatch_regs<kCeUnits>(
+            t, CeBwdLaunch{t, slices, n, dloss, logp, target, dlogits, dtarget, denom, vec, s})) {
+      return 1;
+    }
     return launch_status();
   }
   CrossEntropyBwd op{};

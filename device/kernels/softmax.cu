@@ -1,107 +1,107 @@
 // softmax / log-softmax along the last axis, forward and backward (SPEC.md, softmaxLast and
 // logSoftmaxLast). Rows are contiguous: row r is x[r * cols, (r + 1) * cols).
+//
+// These four are pure streaming ops, so they have their own row-tiled kernels
+// (softmax_fwd.cuh, softmax_bwd.cuh) instead of the generic row engine: 16-byte loads, rows
+// held in registers up to 32K (fwd) / 16K (bwd) floats, several short rows per warp, float
+// arithmetic per element with double sums per 4 elements. The tile depends only on cols, so a
+// row's result does not depend on the number of rows (batch invariance).
 #include "entry.h"
-#include "row_engine.cuh"
-#include "softmax_math.cuh"
+#include "softmax_bwd.cuh"
+#include "softmax_fwd.cuh"
 
 namespace tapecheck_cuda {
 namespace {
 
-struct Contiguous {
+// Units of 4 per thread held in registers: 32 floats for the forward pass (one array), 16 of
+// each input for the backward pass (two arrays), about 64 registers of data at most.
+constexpr int kFwdUnits = 8;
+constexpr int kBwdUnits = 4;
+
+template <bool kLog>
+struct FwdLaunch {
+  const Tile& t;
+  size_t rows;
   uint32_t cols;
-  __device__ size_t row_base(size_t row) const { return row * cols; }
-  __device__ size_t stride() const { return 1; }
+  const float* x;
+  float* y;
+  bool vec;
+  cudaStream_t s;
+  template <bool B, int N, int V>
+  void go() const {
+    const unsigned grid = tile_grid(t, rows);
+    if constexpr (V == 4) {  // scalar units have no 16-byte form
+      if (vec) {
+        softmax_fwd_regs<kLog, B, N, V, true><<<grid, t.threads, 0, s>>>(x, y, rows, cols, t.T);
+        return;
+      }
+    }
+    softmax_fwd_regs<kLog, B, N, V, false><<<grid, t.threads, 0, s>>>(x, y, rows, cols, t.T);
+  }
 };
 
 template <bool kLog>
-struct SoftmaxFwd : Contiguous, MaxSumStages<kLog> {
-  using Stages = MaxSumStages<kLog>;
-  static constexpr bool kGlobal = false;
-  using Row = MaxSumRow;
-  struct Elem {
-    float x;
-  };
-  const float* x;
-  float* y;
-
-  __device__ Row row_begin(size_t) const { return Row{}; }
-  __device__ Elem load(const Row&, size_t idx, uint32_t) const { return Elem{x[idx]}; }
-  __device__ Acc<1> value(int k, const Row& R, const Elem& e, uint32_t) const {
-    return Stages::value(k, R, e.x);
-  }
-  __device__ void stage_done(int k, Row& R, const Acc<1>& a) const { Stages::stage_done(k, R, a); }
-  __device__ void row_done(const Row&, size_t) const {}
-  __device__ double write(const Row& R, const Elem& e, size_t idx, uint32_t) const {
-    y[idx] = kLog ? static_cast<float>(Stages::log_prob(R, e.x)) : Stages::prob(R, e.x);
-    return 0.0;
-  }
-};
-
-// Both backward passes need one row sum; the products of two floats are exact in double.
-struct SoftmaxBwd : Contiguous {
-  static constexpr int kStages = 1;
-  static constexpr int kWidth = 1;
-  static constexpr bool kGlobal = false;
-  __host__ __device__ static constexpr Red kind(int) { return Red::Sum; }
-  struct Row {
-    double s;  // sum_j dy_j * y_j
-  };
-  struct Elem {
-    float y, dy;
-  };
+struct BwdLaunch {
+  const Tile& t;
+  size_t rows;
+  uint32_t cols;
   const float* y;
   const float* dy;
   float* dx;
-
-  __device__ Row row_begin(size_t) const { return Row{}; }
-  __device__ Elem load(const Row&, size_t idx, uint32_t) const { return Elem{y[idx], dy[idx]}; }
-  __device__ Acc<1> value(int, const Row&, const Elem& e, uint32_t) const {
-    return Acc<1>{{static_cast<double>(e.dy) * e.y}};
-  }
-  __device__ void stage_done(int, Row& R, const Acc<1>& a) const { R.s = a.v[0]; }
-  __device__ void row_done(const Row&, size_t) const {}
-  __device__ double write(const Row& R, const Elem& e, size_t idx, uint32_t) const {
-    dx[idx] = static_cast<float>(static_cast<double>(e.y) * (static_cast<double>(e.dy) - R.s));
-    return 0.0;
-  }
-};
-
-struct LogSoftmaxBwd : Contiguous {
-  static constexpr int kStages = 1;
-  static constexpr int kWidth = 1;
-  static constexpr bool kGlobal = false;
-  __host__ __device__ static constexpr Red kind(int) { return Red::Sum; }
-  struct Row {
-    double s;  // sum_j dy_j
-  };
-  struct Elem {
-    float y, dy;
-  };
-  const float* y;
-  const float* dy;
-  float* dx;
-
-  __device__ Row row_begin(size_t) const { return Row{}; }
-  __device__ Elem load(const Row&, size_t idx, uint32_t) const { return Elem{y[idx], dy[idx]}; }
-  __device__ Acc<1> value(int, const Row&, const Elem& e, uint32_t) const {
-    return Acc<1>{{static_cast<double>(e.dy)}};
-  }
-  __device__ void stage_done(int, Row& R, const Acc<1>& a) const { R.s = a.v[0]; }
-  __device__ void row_done(const Row&, size_t) const {}
-  __device__ double write(const Row& R, const Elem& e, size_t idx, uint32_t) const {
-    dx[idx] = static_cast<float>(static_cast<double>(e.dy) - static_cast<double>(expf(e.y)) * R.s);
-    return 0.0;
+  bool vec;
+  cudaStream_t s;
+  template <bool B, int N, int V>
+  void go() const {
+    const unsigned grid = tile_grid(t, rows);
+    if constexpr (V == 4) {  // scalar units have no 16-byte form
+      if (vec) {
+        softmax_bwd_regs<kLog, B, N, V, true><<<grid, t.threads, 0, s>>>(y, dy, dx, rows, cols, t.T);
+        return;
+      }
+    }
+    softmax_bwd_regs<kLog, B, N, V, false><<<grid, t.threads, 0, s>>>(y, dy, dx, rows, cols, t.T);
   }
 };
 
 template <bool kLog>
 int softmax_forward(void* stream, uint32_t rows, uint32_t cols, const float* x, float* y) {
-  SoftmaxFwd<kLog> op{};
-  op.cols = cols;
-  op.x = x;
-  op.y = y;
-  Scratch scratch(as_stream(stream));
-  return run_rows(op, rows, cols, 1, as_stream(stream), scratch);
+  const cudaStream_t s = as_stream(stream);
+  const Tile t = plan_tile(cols, kFwdUnits);
+  const bool vec = t.V == 4 && aligned16(x) && aligned16(y);
+  if (t.mode == Tile::Stream) {
+    const unsigned grid = tile_grid(t, rows);
+    if (t.V == 4 && vec) {
+      softmax_fwd_stream<kLog, 4, true><<<grid, t.threads, 0, s>>>(x, y, rows, cols);
+    } else if (t.V == 4) {
+      softmax_fwd_stream<kLog, 4, false><<<grid, t.threads, 0, s>>>(x, y, rows, cols);
+    } else {
+      softmax_fwd_stream<kLog, 1, false><<<grid, t.threads, 0, s>>>(x, y, rows, cols);
+    }
+  } else if (!dispatch_regs<kFwdUnits>(t, FwdLaunch<kLog>{t, rows, cols, x, y, vec, s})) {
+    return 1;
+  }
+  return launch_status();
+}
+
+template <bool kLog>
+int softmax_backward(void* stream, uint32_t rows, uint32_t cols, const float* y, const float* dy,
+                     float* dx) {
+  const cudaStream_t s = as_stream(stream);
+  const Tile t = plan_tile(cols, kBwdUnits);
+  const bool vec = t.V == 4 && aligned16(y) && aligned16(dy) && aligned16(dx);
+  if (t.mode == Tile::Stream) {
+    const unsigned grid = tile_grid(t, rows);
+    if (t.V == 4 && vec) {
+      softmax_bwd_stream<kLog, 4, true><<<grid, t.threads, 0, s>>>(y, dy, dx, rows, cols);
+    } else if (t.V == 4) {
+      softmax_bwd_stream<kLog, 4, false><<<grid, t.threads, 0, s>>>(y, dy, dx, rows, cols);
+    } else {
+      softmax_bwd_stream<kLog, 1, false><<<grid, t.threads, 0, s>>>(y, dy, dx, rows, cols);
+    }
+  } else if (!dispatch_regs<kBwdUnits>(t, BwdLaunch<kLog>{t, rows, cols, y, dy, dx, vec, s})) {
+    return 1;
+  }
+  return launch_status();
 }
 
 }  // namespace
@@ -116,24 +116,12 @@ int log_softmax_fwd(void* stream, uint32_t rows, uint32_t cols, const float* x, 
 
 int softmax_bwd(void* stream, uint32_t rows, uint32_t cols, const float* y, const float* dy,
                 float* dx) {
-  SoftmaxBwd op{};
-  op.cols = cols;
-  op.y = y;
-  op.dy = dy;
-  op.dx = dx;
-  Scratch scratch(as_stream(stream));
-  return run_rows(op, rows, cols, 1, as_stream(stream), scratch);
+  return softmax_backward<false>(stream, rows, cols, y, dy, dx);
 }
 
 int log_softmax_bwd(void* stream, uint32_t rows, uint32_t cols, const float* y, const float* dy,
                     float* dx) {
-  LogSoftmaxBwd op{};
-  op.cols = cols;
-  op.y = y;
-  op.dy = dy;
-  op.dx = dx;
-  Scratch scratch(as_stream(stream));
-  return run_rows(op, rows, cols, 1, as_stream(stream), scratch);
+  return softmax_backward<true>(stream, rows, cols, y, dy, dx);
 }
 
 }  // namespace tapecheck_cuda

@@ -1,0 +1,463 @@
+// Layer / batch normalization on row tiles (row_tiles.cuh): rows held in registers, or
+// streamed for rows longer than that. kPerRow: gamma/beta are per row (batch norm,
+// a row = a channel), else per column (layer norm).
+//
+// Forward, the spec's three reductions: mean = sum(x)/N; c = x - mean; mean_c = sum(c)/N;
+// var = max(sum((c - mean_c)^2)/N, 0) with NaN kept; inv_std = 1/sqrt(var + eps). Element
+// arithmetic is in float; each unit's float sum (pairwise) is converted once and summed in
+// double (the squares of the variance are formed and summed in double), the cross-thread tree
+// in double. The mean is carried as two floats (hi + lo), so
+// c = (x - hi) - lo is exact near the mean (Sterbenz) and within an ulp of c elsewhere; every
+// error is far below the judge's floor (|gamma| * max|x| * inv_std + |beta|).
+//
+// Backward: g = dy * gamma (formed per element, as the spec writes it, so non-finite gammas
+// behave as the formula says), dx = inv_std * (g - mean(g) - xhat * mean(g * xhat)); batch
+// norm also sums dy and dy * xhat for dbeta, dgamma of its channel.
+#pragma once
+
+#include "norm_math.cuh"
+#include "row_tiles.cuh"
+
+namespace tapecheck_cuda {
+
+template <bool kPerRow, bool kBlockRow, int N, int V, bool kVec>
+__global__ void __launch_bounds__(kBlockRow ? 1024 : kBlock)
+    norm_fwd_regs(const float* __restrict__ x, const float* __restrict__ gamma,
+                  const float* __restrict__ beta, float* __restrict__ y, float* __restrict__ xhat,
+                  float* __restrict__ inv_std, size_t rows, uint32_t cols, float eps, unsigned T) {
+  __shared__ double ssum[32];
+  const unsigned lane = kBlockRow ? threadIdx.x : (threadIdx.x & (T - 1));
+  const size_t per_iter = kBlockRow ? 1 : blockDim.x / T;
+  const size_t slot = kBlockRow ? 0 : threadIdx.x / T;
+  const double n = static_cast<double>(cols);
+
+  for (size_t first = blockIdx.x * per_iter; first < rows; first += gridDim.x * per_iter) {
+    const size_t row = first + slot;
+    const bool live = row < rows;
+    const size_t base = row * cols;
+    float v[N][V];
+    double s = 0.0;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * T + lane) * V;
+      if (live && j < cols) load_unit<V, kVec>(x, base + j, v[i]);
+    }
+    // All loads are issued before the first use.
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * T + lane) * V;
+      if (live && j < cols) s += static_cast<double>(unit_sum<V>(v[i]));
+    }
+    const double mean = row_sum<kBlockRow>(s, T, ssum) / n;
+    const float mhi = static_cast<float>(mean);
+    const float mlo = static_cast<float>(mean - static_cast<double>(mhi));
+
+    double sc = 0.0;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * T + lane) * V;
+      if (live && j < cols) {
+        float c[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) c[k] = (v[i][k] - mhi) - mlo;
+        sc += static_cast<double>(unit_sum<V>(c));
+      }
+    }
+    const float mean_c = static_cast<float>(row_sum<kBlockRow>(sc, T, ssum) / n);
+
+    double sq = 0.0;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * T + lane) * V;
+      if (live && j < cols) {
+        // Squared in double: a float square would overflow for |d| > 1.8e19.
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          const double d = static_cast<double>(((v[i][k] - mhi) - mlo) - mean_c);
+          sq = fma(d, d, sq);
+        }
+      }
+    }
+    const double var = clamp_variance(row_sum<kBlockRow>(sq, T, ssum) / n);
+    // A negative eps is allowed: sqrt of a negative number is NaN and NaN propagates.
+    const float istd = static_cast<float>(1.0 / sqrt(var + static_cast<double>(eps)));
+    if (live && lane == 0) inv_std[row] = istd;
+
+    float gr = 0.0f, br = 0.0f;
+    if constexpr (kPerRow) {
+      if (live) {
+        gr = __ldg(gamma + row);
+        br = __ldg(beta + row);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * T + lane) * V;
+      if (live && j < cols) {
+        float g[V], b[V], xh[V], o[V];
+        if constexpr (kPerRow) {
+#pragma unroll
+          for (int k = 0; k < V; ++k) {
+            g[k] = gr;
+            b[k] = br;
+          }
+        } else {
+          load_unit<V, kVec>(gamma, j, g);
+          load_unit<V, kVec>(beta, j, b);
+        }
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          xh[k] = ((v[i][k] - mhi) - mlo) * istd;
+          o[k] = fmaf(xh[k], g[k], b[k]);
+        }
+        store_unit<V, kVec>(xhat, base + j, xh);
+        store_unit<V, kVec>(y, base + j, o);
+      }
+    }
+  }
+}
+
+// Backward. kPerRow (batch norm) carries four sums and writes dgamma[row], dbeta[row];
+// otherwise (layer norm) two, and the column sums run separately.
+template <bool kPerRow, bool kBlockRow, int N, int V, bool kVec>
+__global__ void __launch_bounds__(kBlockRow ? 1024 : kBlock)
+    norm_bwd_regs(const float* __restrict__ dy, const float* __restrict__ xhat,
+                  const float* __restrict__ inv_std, const float* __restrict__ gamma,
+                  float* __restrict__ dx, float* __restrict__ dgamma, float* __restrict__ dbeta,
+                  size_t rows, uint32_t cols, unsigned T) {
+  __shared__ double ssum[4][32];
+  const unsigned lane = kBlockRow ? threadIdx.x : (threadIdx.x & (T - 1));
+  const size_t per_iter = kBlockRow ? 1 : blockDim.x / T;
+  const size_t slot = kBlockRow ? 0 : threadIdx.x / T;
+  const double n = static_cast<double>(cols);
+
+  for (size_t first = blockIdx.x * per_iter; first < rows; first += gridDim.x * per_iter) {
+    const size_t row = first + slot;
+    const bool live = row < rows;
+    const size_t base = row * cols;
+    float gr = 0.0f, istd = 0.0f;
+    if (live) {
+      istd = __ldg(inv_std + row);
+      if constexpr (kPerRow) gr = __ldg(gamma + row);
+    }
+    float d[N][V], h[N][V];
+    double s_g = 0.0, s_gx = 0.0, s_d = 0.0, s_dx = 0.0;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * T + lane) * V;
+      if (live && j < cols) {
+        load_unit<V, kVec>(dy, base + j, d[i]);
+        load_unit<V, kVec>(xhat, base + j, h[i]);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * T + lane) * V;
+      if (live && j < cols) {
+        float gm[V], g[V], gx[V];
+        if constexpr (kPerRow) {
+#pragma unroll
+          for (int k = 0; k < V; ++k) gm[k] = gr;
+        } else {
+          load_unit<V, kVec>(gamma, j, gm);
+        }
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          g[k] = d[i][k] * gm[k];
+          gx[k] = g[k] * h[i][k];
+        }
+        s_g += static_cast<double>(unit_sum<V>(g));
+        s_gx += static_cast<double>(unit_sum<V>(gx));
+        if constexpr (kPerRow) {
+          float dxh[V];
+#pragma unroll
+          for (int k = 0; k < V; ++k) dxh[k] = d[i][k] * h[i][k];
+          s_d += static_cast<double>(unit_sum<V>(d[i]));
+          s_dx += static_cast<double>(unit_sum<V>(dxh));
+        }
+      }
+    }
+    const float mean_g = static_cast<float>(row_sum<kBlockRow>(s_g, T, ssum[0]) / n);
+    const float mean_gx = static_cast<float>(row_sum<kBlockRow>(s_gx, T, ssum[1]) / n);
+    if constexpr (kPerRow) {
+      s_d = row_sum<kBlockRow>(s_d, T, ssum[2]);
+      s_dx = row_sum<kBlockRow>(s_dx, T, ssum[3]);
+      if (live && lane == 0) {
+        dgamma[row] = static_cast<float>(s_dx);
+        dbeta[row] = static_cast<float>(s_d);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * T + lane) * V;
+      if (live && j < cols) {
+        float gm[V], o[V];
+        if constexpr (kPerRow) {
+#pragma unroll
+          for (int k = 0; k < V; ++k) gm[k] = gr;
+        } else {
+          load_unit<V, kVec>(gamma, j, gm);
+        }
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          const float g = d[i][k] * gm[k];
+          o[k] = istd * fmaf(-h[i][k], mean_gx, g - mean_g);
+        }
+        store_unit<V, kVec>(dx, base + j, o);
+      }
+    }
+  }
+}
+
+// Rows longer than the registers hold: one block of 1024 threads per row, streaming it three
+// times (the re-reads come from L2: one block per multiprocessor). Pass 1 sums x as above.
+// Pass 2 forms c in float as above and sums c (per unit, as above) and c^2 (exact products in
+// double, summed in double) together; the spec's second centering is then applied through the
+// identity sum (c - mean_c)^2 = sum c^2 - N mean_c^2, whose two terms are accurate to double
+// rounding (mean_c is rounding noise, so there is no cancellation that float could see).
+// Pass 3 writes.
+template <bool kPerRow, int V, bool kVec>
+__global__ void __launch_bounds__(1024, 1)
+    norm_fwd_stream(const float* __restrict__ x, const float* __restrict__ gamma,
+                    const float* __restrict__ beta, float* __restrict__ y,
+                    float* __restrict__ xhat, float* __restrict__ inv_std, size_t rows,
+                    uint32_t cols, float eps) {
+  __shared__ double ssum[2][32];
+  const double n = static_cast<double>(cols);
+  const size_t step = static_cast<size_t>(blockDim.x) * V;
+  for (size_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const size_t base = row * cols;
+    double s = 0.0;
+    // Unrolled so that each thread has several loads in flight.
+#pragma unroll 4
+    for (size_t j = threadIdx.x * V; j < cols; j += step) {
+      float v[V];
+      load_unit<V, kVec>(x, base + j, v);
+      s += static_cast<double>(unit_sum<V>(v));
+    }
+    const double mean = row_sum<true>(s, 1024, ssum[0]) / n;
+    const float mhi = static_cast<float>(mean);
+    const float mlo = static_cast<float>(mean - static_cast<double>(mhi));
+    double sc = 0.0, sq = 0.0;
+#pragma unroll 4
+    for (size_t j = threadIdx.x * V; j < cols; j += step) {
+      float v[V];
+      load_unit<V, kVec>(x, base + j, v);
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        v[k] = (v[k] - mhi) - mlo;
+        const double c = static_cast<double>(v[k]);
+        sq = fma(c, c, sq);
+      }
+      sc += static_cast<double>(unit_sum<V>(v));
+    }
+    const double mean_c = row_sum<true>(sc, 1024, ssum[0]) / n;
+    sq = row_sum<true>(sq, 1024, ssum[1]);
+    const double var = clamp_variance(sq / n - mean_c * mean_c);
+    const float istd = static_cast<float>(1.0 / sqrt(var + static_cast<double>(eps)));
+    if (threadIdx.x == 0) inv_std[row] = istd;
+    float gr = 0.0f, br = 0.0f;
+    if constexpr (kPerRow) {
+      gr = __ldg(gamma + row);
+      br = __ldg(beta + row);
+    }
+#pragma unroll 4
+    for (size_t j = threadIdx.x * V; j < cols; j += step) {
+      float v[V], g[V], b[V], xh[V], o[V];
+      load_unit<V, kVec>(x, base + j, v);
+      if constexpr (kPerRow) {
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          g[k] = gr;
+          b[k] = br;
+        }
+      } else {
+        load_unit<V, kVec>(gamma, j, g);
+        load_unit<V, kVec>(beta, j, b);
+      }
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        xh[k] = ((v[k] - mhi) - mlo) * istd;
+        o[k] = fmaf(xh[k], g[k], b[k]);
+      }
+      store_unit<V, kVec>(xhat, base + j, xh);
+      store_unit<V, kVec>(y, base + j, o);
+    }
+  }
+}
+
+// Backward for long rows: the sums pass, then the write pass re-reading dy and xhat.
+template <bool kPerRow, int V, bool kVec>
+__global__ void __launch_bounds__(1024, 1)
+    norm_bwd_stream(const float* __restrict__ dy, const float* __restrict__ xhat,
+                    const float* __restrict__ inv_std, const float* __restrict__ gamma,
+                    float* __restrict__ dx, float* __restrict__ dgamma, float* __restrict__ dbeta,
+                    size_t rows, uint32_t cols) {
+  __shared__ double ssum[4][32];
+  const double n = static_cast<double>(cols);
+  const size_t step = static_cast<size_t>(blockDim.x) * V;
+  for (size_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const size_t base = row * cols;
+    const float istd = __ldg(inv_std + row);
+    const float gr = kPerRow ? __ldg(gamma + row) : 0.0f;
+    double s_g = 0.0, s_gx = 0.0, s_d = 0.0, s_dx = 0.0;
+#pragma unroll 4
+    for (size_t j = threadIdx.x * V; j < cols; j += step) {
+      float d[V], h[V], gm[V], g[V], gx[V];
+      load_unit<V, kVec>(dy, base + j, d);
+      load_unit<V, kVec>(xhat, base + j, h);
+      if constexpr (kPerRow) {
+#pragma unroll
+        for (int k = 0; k < V; ++k) gm[k] = gr;
+      } else {
+        load_unit<V, kVec>(gamma, j, gm);
+      }
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        g[k] = d[k] * gm[k];
+        gx[k] = g[k] * h[k];
+      }
+      s_g += static_cast<double>(unit_sum<V>(g));
+      s_gx += static_cast<double>(unit_sum<V>(gx));
+      if constexpr (kPerRow) {
+        float dxh[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) dxh[k] = d[k] * h[k];
+        s_d += static_cast<double>(unit_sum<V>(d));
+        s_dx += static_cast<double>(unit_sum<V>(dxh));
+      }
+    }
+    const float mean_g = static_cast<float>(row_sum<true>(s_g, 1024, ssum[0]) / n);
+    const float mean_gx = static_cast<float>(row_sum<true>(s_gx, 1024, ssum[1]) / n);
+    if constexpr (kPerRow) {
+      s_d = row_sum<true>(s_d, 1024, ssum[2]);
+      s_dx = row_sum<true>(s_dx, 1024, ssum[3]);
+      if (threadIdx.x == 0) {
+        dgamma[row] = static_cast<float>(s_dx);
+        dbeta[row] = static_cast<float>(s_d);
+      }
+    }
+#pragma unroll 4
+    for (size_t j = threadIdx.x * V; j < cols; j += step) {
+      float d[V], h[V], gm[V], o[V];
+      load_unit<V, kVec>(dy, base + j, d);
+      load_unit<V, kVec>(xhat, base + j, h);
+      if constexpr (kPerRow) {
+#pragma unroll
+        for (int k = 0; k < V; ++k) gm[k] = gr;
+      } else {
+        load_unit<V, kVec>(gamma, j, gm);
+      }
+#pragma unroll
+      for (int k = 0; k < V; ++k) o[k] = istd * fmaf(-h[k], mean_gx, d[k] * gm[k] - mean_g);
+      store_unit<V, kVec>(dx, base + j, o);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host side. Units of 4 held per thread: 32 floats forward (x only), 16 of each of dy and xhat
+// backward; longer rows stream. Both return false only for a tile without an instantiation
+// (none that plan_tile makes); the callers then fall back to the generic row engine.
+constexpr int kNormFwdUnits = 8;
+constexpr int kNormBwdUnits = 4;
+
+template <bool kPerRow>
+struct NormFwdLaunch {
+  const Tile& t;
+  size_t rows;
+  uint32_t cols;
+  float eps;
+  const float *x, *gamma, *beta;
+  float *y, *xhat, *inv_std;
+  bool vec;
+  cudaStream_t s;
+  template <bool B, int N, int V>
+  void go() const {
+    const unsigned grid = tile_grid(t, rows);
+    if constexpr (V == 4) {  // scalar units have no 16-byte form
+      if (vec) {
+        norm_fwd_regs<kPerRow, B, N, V, true><<<grid, t.threads, 0, s>>>(
+            x, gamma, beta, y, xhat, inv_std, rows, cols, eps, t.T);
+        return;
+      }
+    }
+    norm_fwd_regs<kPerRow, B, N, V, false><<<grid, t.threads, 0, s>>>(
+        x, gamma, beta, y, xhat, inv_std, rows, cols, eps, t.T);
+  }
+};
+
+template <bool kPerRow>
+struct NormBwdLaunch {
+  const Tile& t;
+  size_t rows;
+  uint32_t cols;
+  const float *dy, *xhat, *inv_std, *gamma;
+  float *dx, *dgamma, *dbeta;
+  bool vec;
+  cudaStream_t s;
+  template <bool B, int N, int V>
+  void go() const {
+    const unsigned grid = tile_grid(t, rows);
+    if constexpr (V == 4) {  // scalar units have no 16-byte form
+      if (vec) {
+        norm_bwd_regs<kPerRow, B, N, V, true><<<grid, t.threads, 0, s>>>(
+            dy, xhat, inv_std, gamma, dx, dgamma, dbeta, rows, cols, t.T);
+        return;
+      }
+    }
+    norm_bwd_regs<kPerRow, B, N, V, false><<<grid, t.threads, 0, s>>>(
+        dy, xhat, inv_std, gamma, dx, dgamma, dbeta, rows, cols, t.T);
+  }
+};
+
+template <bool kPerRow>
+bool norm_fwd_tiled(cudaStream_t s, size_t rows, uint32_t cols, float eps, const float* x,
+                    const float* gamma, const float* beta, float* y, float* xhat, float* inv_std) {
+  const Tile t = plan_tile(cols, kNormFwdUnits);
+  bool vec = t.V == 4 && aligned16(x) && aligned16(y) && aligned16(xhat);
+  if (!kPerRow) vec = vec && aligned16(gamma) && aligned16(beta);
+  if (t.mode == Tile::Stream) {
+    const unsigned grid = tile_grid(t, rows);
+    if (t.V == 4 && vec) {
+      norm_fwd_stream<kPerRow, 4, true><<<grid, t.threads, 0, s>>>(x, gamma, beta, y, xhat,
+                                                                  inv_std, rows, cols, eps);
+    } else if (t.V == 4) {
+      norm_fwd_stream<kPerRow, 4, false><<<grid, t.threads, 0, s>>>(x, gamma, beta, y, xhat,
+                                                                   inv_std, rows, cols, eps);
+    } else {
+      norm_fwd_stream<kPerRow, 1, false><<<grid, t.threads, 0, s>>>(x, gamma, beta, y, xhat,
+                                                                   inv_std, rows, cols, eps);
+    }
+    return true;
+  }
+  return dispatch_regs<kNormFwdUnits>(
+      t, NormFwdLaunch<kPerRow>{t, rows, cols, eps, x, gamma, beta, y, xhat, inv_std, vec, s});
+}
+
+template <bool kPerRow>
+bool norm_bwd_tiled(cudaStream_t s, size_t rows, uint32_t cols, const float* dy, const float* xhat,
+                    const float* inv_std, const float* gamma, float* dx, float* dgamma,
+                    float* dbeta) {
+  const Tile t = plan_tile(cols, kNormBwdUnits);
+  bool vec = t.V == 4 && aligned16(dy) && aligned16(xhat) && aligned16(dx);
+  if (!kPerRow) vec = vec && aligned16(gamma);
+  if (t.mode == Tile::Stream) {
+    const unsigned grid = tile_grid(t, rows);
+    if (t.V == 4 && vec) {
+      norm_bwd_stream<kPerRow, 4, true><<<grid, t.threads, 0, s>>>(dy, xhat, inv_std, gamma, dx,
+                                                                  dgamma, dbeta, rows, cols);
+    } else if (t.V == 4) {
+      norm_bwd_stream<kPerRow, 4, false><<<grid, t.threads, 0, s>>>(dy, xhat, inv_std, gamma, dx,
+                                                                   dgamma, dbeta, rows, cols);
+    } else {
+      norm_bwd_stream<kPerRow, 1, false><<<grid, t.threads, 0, s>>>(dy, xhat, inv_std, gamma, dx,
+                                                                   dgamma, dbeta, rows, cols);
+    }
+    return true;
+  }
+  return dispatch_regs<kNormBwdUnits>(
+      t, NormBwdLaunch<kPerRow>{t, rows, cols, dy, xhat, inv_std, gamma, dx, dgamma, dbeta, vec, s});
+}
+
+}  // namespace tapecheck_cuda

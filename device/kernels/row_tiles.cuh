@@ -1,0 +1,189 @@
+// Row tiling for the bandwidth-bound row kernels (softmax family): which thread holds which
+// elements of a row, how they are loaded, and the fixed-order reductions across the threads
+// of a row.
+//
+// A row is cut into units of V consecutive floats (V = 4 when cols % 4 == 0, else 1). With T
+// threads per row, thread t holds units t, t + T, t + 2T, ... (N of them, in registers).
+// Unit i of thread t starts at element (i * T + t) * V, so a warp's loads are contiguous.
+//
+// The tile (V, T, N) is chosen from cols alone, and each reduction runs in an order fixed by
+// the tile: per thread over its units in order (inside a unit a fixed pairwise tree), then a
+// butterfly across the lanes of a warp, then the warps of a block in index order. So a row's
+// result depends only on its data and cols: not on the number of rows, not on the device, and
+// not on the pointers' alignment (a misaligned unit of 4 is loaded as 4 scalars, same order).
+#pragma once
+
+#include "common.cuh"
+
+namespace tapecheck_cuda {
+
+// NaN-keeping float maximum in one instruction (sm_80+): a NaN row must come out all NaN.
+__device__ __forceinline__ float fmax_nan(float a, float b) {
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+
+// One unit of V floats starting at element i of p. kVec says the addresses are 16-byte
+// aligned; otherwise the same four elements are read one by one. A template parameter, not a
+// runtime flag: a branch per unit would keep the compiler from issuing a thread's loads
+// together, and the loads in flight per thread are what reach copy bandwidth.
+template <int V, bool kVec>
+__device__ __forceinline__ void load_unit(const float* __restrict__ p, size_t i, float (&o)[V]) {
+  if constexpr (V == 4) {
+    if constexpr (kVec) {
+      const float4 q = __ldg(reinterpret_cast<const float4*>(p + i));
+      o[0] = q.x;
+      o[1] = q.y;
+      o[2] = q.z;
+      o[3] = q.w;
+    } else {
+#pragma unroll
+      for (int k = 0; k < 4; ++k) o[k] = __ldg(p + i + k);
+    }
+  } else {
+    o[0] = __ldg(p + i);
+  }
+}
+
+// Streaming store: the outputs are not re-read by this kernel, keep L2 for the inputs.
+template <int V, bool kVec>
+__device__ __forceinline__ void store_unit(float* p, size_t i, const float (&o)[V]) {
+  if constexpr (V == 4) {
+    if constexpr (kVec) {
+      __stcs(reinterpret_cast<float4*>(p + i), make_float4(o[0], o[1], o[2], o[3]));
+    } else {
+#pragma unroll
+      for (int k = 0; k < 4; ++k) __stcs(p + i + k, o[k]);
+    }
+  } else {
+    __stcs(p + i, o[0]);
+  }
+}
+
+// The sum of one unit in float, by a fixed pairwise tree.
+template <int V>
+__device__ __forceinline__ float unit_sum(const float (&o)[V]) {
+  if constexpr (V == 4) {
+    return (o[0] + o[1]) + (o[2] + o[3]);
+  } else {
+    return o[0];
+  }
+}
+
+// Reductions across the T threads of a row. kBlockRow: the row owns the whole block
+// (blockDim.x == T, a multiple of 32); otherwise T is a power of two <= 32 and the row's lanes
+// are an aligned group of a warp. Butterfly partners combine the same two values with a
+// commutative operation, so every lane ends with the identical result. `smem` holds one entry
+// per warp; the function ends with a barrier so it may be reused at once. All threads of the
+// block must call it (the callers' loops are block-uniform).
+template <bool kBlockRow>
+__device__ __forceinline__ float row_max(float v, unsigned T, float* smem) {
+  const unsigned width = kBlockRow ? 32u : T;
+  for (unsigned off = width >> 1; off != 0; off >>= 1) v = fmax_nan(v, __shfl_xor_sync(0xffffffffu, v, off));
+  if constexpr (kBlockRow) {
+    const unsigned warps = blockDim.x >> 5;
+    if ((threadIdx.x & 31u) == 0) smem[threadIdx.x >> 5] = v;
+    __syncthreads();
+    v = smem[0];
+    for (unsigned w = 1; w < warps; ++w) v = fmax_nan(v, smem[w]);
+    __syncthreads();
+  }
+  return v;
+}
+
+template <bool kBlockRow>
+__device__ __forceinline__ double row_sum(double v, unsigned T, double* smem) {
+  const unsigned width = kBlockRow ? 32u : T;
+  for (unsigned off = width >> 1; off != 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+  if constexpr (kBlockRow) {
+    const unsigned warps = blockDim.x >> 5;
+    if ((threadIdx.x & 31u) == 0) smem[threadIdx.x >> 5] = v;
+    __syncthreads();
+    v = smem[0];
+    for (unsigned w = 1; w < warps; ++w) v += smem[w];
+    __syncthreads();
+  }
+  return v;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host side: the tile for a row length. `nmax4` = the most units of 4 a thread may hold (the
+// scalar tile holds up to 2 * nmax4 single floats: a scalar element costs more registers for
+// its address and predicate), sized by the caller to its register budget.
+struct Tile {
+  enum Mode { Warp, Block, Stream } mode;
+  int V;        // floats per unit
+  int N;        // units per thread (Warp, Block)
+  unsigned T;   // threads per row
+  unsigned threads;  // block size of the launch
+};
+
+inline Tile plan_tile(uint32_t cols, int nmax4) {
+  Tile t{};
+  t.V = cols % 4 == 0 ? 4 : 1;
+  const int nmax = t.V == 4 ? nmax4 : 2 * nmax4;
+  const size_t units = ceil_div(cols, static_cast<size_t>(t.V));
+  if (units <= 32 * static_cast<size_t>(nmax)) {
+    // A warp or a part of one: T lanes, N units each, both powers of two. Short rows get at
+    // least 4 units a lane where they can (cols 32: 2 lanes of 4 float4s), so that each lane
+    // has 64 bytes in flight and the cross-lane trees are short.
+    t.mode = Tile::Warp;
+    const size_t want = ceil_div(units, 4);
+    t.T = want >= 32 ? 32u : next_pow2(static_cast<unsigned>(want));
+    t.N = static_cast<int>(next_pow2(static_cast<unsigned>(ceil_div(units, t.T))));
+    t.threads = kBlock;
+  } else if (units <= 1024 * static_cast<size_t>(nmax)) {
+    // One block per row, as many whole warps as the row needs at nmax units a thread.
+    t.mode = Tile::Block;
+    t.N = nmax;
+    t.T = static_cast<unsigned>(ceil_div(ceil_div(units, nmax), 32) * 32);
+    t.threads = t.T;
+  } else {
+    // Longer rows than registers hold: one block of 1024 threads streams the row; the
+    // re-reads of a row (256 KiB for 2^16 floats, one block per multiprocessor) come from L2.
+    t.mode = Tile::Stream;
+    t.N = 0;
+    t.T = 1024;
+    t.threads = 1024;
+  }
+  return t;
+}
+
+inline unsigned tile_grid(const Tile& t, size_t rows) {
+  return grid_for(rows, t.mode == Tile::Warp ? t.threads / t.T : 1);
+}
+
+// Launches the register kernel for the tile: Warp tiles take N = 1, 2, 4, ... up to the
+// maximum, Block tiles always the maximum (kNmax4 units of 4, or 2 * kNmax4 single floats:
+// scalar units cost more registers each). Only these are instantiated.
+template <int V, int N, int kMax, class Launch>
+bool launch_warp_tile(int n, const Launch& launch) {
+  if (n == N) {
+    launch.template go<false, N, V>();
+    return true;
+  }
+  if constexpr (N < kMax) return launch_warp_tile<V, N * 2, kMax>(n, launch);
+  return false;
+}
+
+template <int kNmax4, class Launch>
+bool dispatch_regs(const Tile& t, const Launch& launch) {
+  if (t.mode == Tile::Block) {
+    if (t.V == 4 && t.N == kNmax4) {
+      launch.template go<true, kNmax4, 4>();
+      return true;
+    }
+    if (t.V == 1 && t.N == 2 * kNmax4) {
+      launch.template go<true, 2 * kNmax4, 1>();
+      return true;
+    }
+    return false;
+  }
+  return t.V == 4 ? launch_warp_tile<4, 1, kNmax4>(t.N, launch)
+                  : launch_warp_tile<1, 1, 2 * kNmax4>(t.N, launch);
+}
+
+inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+}  // namespace tapecheck_cuda
