@@ -2,8 +2,9 @@
 // calling thread in index order, so whatever consume builds (a report) does not depend on the
 // number of threads or on their timing.
 //
-// Results are produced at most kLookahead * jobs items ahead of the one being consumed: a run's
-// cases can hold tensors of millions of elements, and only a bounded number may be alive at once.
+// Results are produced at most kLookahead * jobs items ahead of the one being consumed, so memory
+// stays bounded; the window is wide because one slow item (a case of millions of elements takes
+// seconds) must not stall the other threads once they have run that far ahead of it.
 // An exception thrown by `evaluate` stops the workers and is rethrown by this function.
 #pragma once
 
@@ -17,7 +18,7 @@
 
 namespace tapecheck::conformance {
 
-inline constexpr std::size_t kLookahead = 4;
+inline constexpr std::size_t kLookahead = 256;
 
 template <class Evaluate, class Consume>
 void evaluateInOrder(std::size_t count, unsigned jobs, Evaluate evaluate, Consume consume) {

@@ -206,7 +206,7 @@ class Run {
 
   RunReport run(const std::vector<const OpInfo*>& subjects) {
     start_ = lastProgress_ = Clock::now();
-    for (std::size_t s = 0; s < subjects.size(); ++s) runSubject(s, *subjects[s]);
+    runSubjects(subjects);
     return report(subjects);
   }
 
@@ -283,9 +283,9 @@ class Run {
   }
 
   void record(std::size_t order, const OpInfo& op, const std::string& cls, std::uint64_t index,
-              const CaseParams& params, const Evaluated& e) {
+              const CaseParams& params, const CaseVerdict& verdict) {
     for (PassKind k : {PassKind::Fwd, PassKind::Bwd, PassKind::Errors}) {
-      const PassVerdict* v = verdictOf(e.verdict, k);
+      const PassVerdict* v = verdictOf(verdict, k);
       if (!v) continue;
       GroupAcc& g = group(order, op, passName(k), cls, k);
       PassAcc& p = pass(order, op, passName(k));
@@ -400,7 +400,7 @@ class Run {
     g.stats.examples.push_back(s);
   }
 
-  void runSubject(std::size_t order, const OpInfo& op) {
+  std::vector<std::uint64_t> caseIndices(const OpInfo& op) const {
     std::vector<std::uint64_t> indices;
     if (o_.onlyCase) {
       indices.push_back(*o_.onlyCase);
@@ -409,21 +409,48 @@ class Run {
       for (std::uint64_t i = 0; i < n; ++i)
         if (i % o_.shardCount == o_.shardIndex) indices.push_back(i);
     }
-    // Cases are drawn here, in index order (RapidCheck's generation is not shared between
-    // threads), evaluated by the workers and recorded in index order again: the report is the
-    // same for every --jobs.
-    std::vector<CaseParams> params;
-    params.reserve(indices.size());
-    for (const std::uint64_t i : indices) params.push_back(drawCase(op, config_, o_.seed, i).value());
+    return indices;
+  }
+
+  // Every case of every subject in one queue, so the threads never wait at the end of an op for
+  // its largest cases. Cases are drawn here, in (subject, index) order (RapidCheck's generation
+  // is not shared between threads), evaluated by the workers and recorded in that order again:
+  // the report is the same for every --jobs. Then the worst case of each failing group is
+  // explained (re-run, written out, shrunk).
+  void runSubjects(const std::vector<const OpInfo*>& subjects) {
+    struct Planned {
+      std::size_t order;
+      std::uint64_t index;
+      std::size_t ofSubject;  // cases of this subject, for the progress line
+      CaseParams params;
+    };
+    std::vector<Planned> plan;
+    for (std::size_t s = 0; s < subjects.size(); ++s) {
+      const OpInfo& op = *subjects[s];
+      const std::vector<std::uint64_t> indices = caseIndices(op);
+      for (const std::uint64_t i : indices)
+        plan.push_back(Planned{s, i, indices.size(), drawCase(op, config_, o_.seed, i).value()});
+    }
+    std::size_t doneInSubject = 0;
     evaluateInOrder(
-        params.size(), o_.jobs,
-        [&](std::size_t n) { return runCase(op, params[n], tapes_, dotSeed(op, indices[n])); },
-        [&](std::size_t n, const Evaluated& e) {
-          record(order, op, shapeClass(op, params[n]), indices[n], params[n], e);
-          tick(op, n + 1, indices.size());
+        plan.size(), o_.jobs,
+        [&](std::size_t n) {
+          const Planned& p = plan[n];
+          const OpInfo& op = *subjects[p.order];
+          // Only the verdict is kept: the tensors of a case can be large, and a failing case is
+          // re-run when it is explained.
+          return std::move(runCase(op, p.params, tapes_, dotSeed(op, p.index)).verdict);
+        },
+        [&](std::size_t n, const CaseVerdict& verdict) {
+          const Planned& p = plan[n];
+          const OpInfo& op = *subjects[p.order];
+          doneInSubject = (n > 0 && plan[n - 1].order == p.order) ? doneInSubject + 1 : 1;
+          record(p.order, op, shapeClass(op, p.params), p.index, p.params, verdict);
+          tick(op, doneInSubject, p.ofSubject);
         });
-    for (auto& [key, g] : groups_)
-      if (std::get<0>(key) == order && g.worst && g.stats.examples.empty()) explain(op, g);
+    for (std::size_t s = 0; s < subjects.size(); ++s)
+      for (auto& [key, g] : groups_)
+        if (std::get<0>(key) == s && g.worst && g.stats.examples.empty()) explain(*subjects[s], g);
   }
 
   RunReport report(const std::vector<const OpInfo*>& subjects) {

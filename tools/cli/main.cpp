@@ -6,6 +6,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "heap_tuning.h"
 
 namespace {
 
@@ -29,6 +30,7 @@ const char* kUsage =
 
 int main(int argc, char** argv) {
   using namespace tapecheck::cli;
+  keepFreedMemoryInTheHeap();
   std::vector<std::string> words(argv + 1, argv + argc);
   if (words.empty() || words[0] == "--help" || words[0] == "-h" || words[0] == "help") {
     (words.empty() ? std::cerr : std::cout) << kUsage;
