@@ -529,7 +529,7 @@ unsigned defaultJobs() {
 }
 
 std::uint64_t defaultCasesPerOp(device::DeviceKind d) {
-  return d == device::DeviceKind::Cuda ? 500 : 4000;
+  return d == device::DeviceKind::Cuda ? 2000 : 4000;
 }
 
 std::vector<std::string> selectableNames() {
