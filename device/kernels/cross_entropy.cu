@@ -2,6 +2,9 @@
 // axis is the middle one, so slice (o, i) has its n elements `inner` apart, starting at
 // o * n * inner + i. The loss is one deterministic sum over every element: each block of the
 // forward kernel leaves one partial (its rows in a fixed order), and one block adds those.
+// Contiguous slices run on the register tiles (ce_tiles.cuh) or, when longer than 512
+// threads' registers, across a thread-block cluster (ce_cluster.cuh); the rest on the engine.
+#include "ce_cluster.cuh"
 #include "ce_tiles.cuh"
 #include "entry.h"
 #include "row_engine.cuh"
@@ -122,7 +125,17 @@ int cross_entropy_fwd(void* stream, uint32_t outer, uint32_t n, uint32_t inner, 
   size_t count = 0;
   const size_t slices = static_cast<size_t>(outer) * inner;
   const Tile t = ce_tile(n, inner);
-  if (t.mode != Tile::Stream) {
+  bool done = false;
+  if (inner == 1 && t.mode != Tile::Warp && ce_cluster_partials(n, slices, count)) {
+    // Contiguous slices of more than 512 threads' registers, up to 8 blocks': held across a
+    // cluster (ce_cluster.cuh).
+    double* gp = scratch.get<double>(count);
+    if (gp != nullptr && ce_fwd_clustered(s, slices, n, logits, target, logp, gp)) {
+      partials = gp;
+      done = true;
+    }
+  }
+  if (!done && t.mode != Tile::Stream) {
     // Contiguous slices that fit the register tiles (ce_tiles.cuh).
     count = tile_grid(t, slices);
     double* gp = scratch.get<double>(count);
@@ -132,7 +145,7 @@ int cross_entropy_fwd(void* stream, uint32_t outer, uint32_t n, uint32_t inner, 
     if (!dispatch_regs<kCeUnits>(t, CeFwdLaunch{t, slices, n, logits, target, logp, gp, vec, s})) {
       return 1;
     }
-  } else if (run_rows(op, slices, n, inner, s, scratch, &partials, &count) != 0) {
+  } else if (!done && run_rows(op, slices, n, inner, s, scratch, &partials, &count) != 0) {
     return 1;
   }
   finish_loss<<<1, kBlock, 0, s>>>(partials, count, denominator(outer, inner, mean), loss);
@@ -152,6 +165,10 @@ int cross_entropy_bwd(void* stream, uint32_t outer, uint32_t n, uint32_t inner, 
     return launch_status();
   }
   const Tile t = ce_tile(n, inner);
+  if (inner == 1 && t.mode != Tile::Warp &&
+      ce_bwd_clustered(s, slices, n, dloss, logp, target, dlogits, dtarget, denom)) {
+    return launch_status();
+  }
   if (t.mode != Tile::Stream) {
     const bool vec = t.V == 4 && aligned16(logp) && aligned16(target) && aligned16(dlogits) &&
                      (dtarget == nullptr || aligned16(dtarget));

@@ -1,5 +1,6 @@
-// Layer / batch normalization on row tiles (row_tiles.cuh): rows held in registers, or
-// streamed for rows longer than that. kPerRow: gamma/beta are per row (batch norm,
+// Layer / batch normalization on row tiles (row_tiles.cuh): rows held in registers, across a
+// thread-block cluster for rows up to 8 blocks' registers (norm_cluster.cuh), or streamed for
+// rows longer than that. kPerRow: gamma/beta are per row (batch norm,
 // a row = a channel), else per column (layer norm).
 //
 // Forward, the spec's three reductions: mean = sum(x)/N; c = x - mean; mean_c = sum(c)/N;
@@ -15,6 +16,7 @@
 // norm also sums dy and dy * xhat for dbeta, dgamma of its channel.
 #pragma once
 
+#include "norm_cluster.cuh"
 #include "norm_math.cuh"
 #include "row_tiles.cuh"
 
@@ -361,6 +363,22 @@ __global__ void __launch_bounds__(1024, 1)
 // (none that plan_tile makes); the callers then fall back to the generic row engine.
 constexpr int kNormFwdUnits = 8;
 constexpr int kNormBwdUnits = 4;
+// Forward tiles of a whole block (and clusters of them) hold 16 floats a thread, not 32: a
+// block may be 1024 threads, so its kernel gets 64 registers, and at 32 floats the three
+// sums' state spilled (12-32 bytes a thread, cols 1K-32K). Warp tiles (launch bound 256, no
+// such limit) keep 32. Rows of 1K-8K floats then use 64-512 threads; longer ones, up to 128K,
+// take a cluster (row_cluster.cuh: 512-thread blocks up to 64K). Setting kNormFwdBlockUnits
+// to kNormFwdUnits restores round 1's block tiles where no cluster takes the row.
+constexpr int kNormFwdBlockUnits = 4;
+constexpr int kNormClusterFwdUnits = 4;
+// ...but only for blocks of up to 512 threads (rows up to 8K floats), and no cluster for the
+// forward: measured on an H200 (ours/copy, 2^28 elements), the 16-float tiles and clusters of
+// 512-thread blocks gave layer norm 0.67 / 0.62 / 0.50 and batch norm 0.73 / 0.64 / 0.53 at
+// 16K / 32K / 64K columns, against 0.90 / 0.78 / 0.55 and 0.93 / 0.89 / 0.56 for one block of
+// 32-float tiles (16K: 512 threads; 32K: 1024 threads, a few spilled registers) and the stream
+// kernel at 64K. Longer rows therefore keep those.
+constexpr unsigned kNormFwdNarrowMaxThreads = 512;
+constexpr bool kNormFwdUsesClusters = false;
 
 template <bool kPerRow>
 struct NormFwdLaunch {
@@ -414,9 +432,23 @@ struct NormBwdLaunch {
 template <bool kPerRow>
 bool norm_fwd_tiled(cudaStream_t s, size_t rows, uint32_t cols, float eps, const float* x,
                     const float* gamma, const float* beta, float* y, float* xhat, float* inv_std) {
-  const Tile t = plan_tile(cols, kNormFwdUnits);
+  Tile t = plan_tile(cols, kNormFwdUnits);
+  bool narrow = false;  // the block tile of kNormFwdBlockUnits
+  if (t.mode == Tile::Block) {
+    const Tile n = plan_tile(cols, kNormFwdBlockUnits);
+    if (n.mode == Tile::Block && n.threads <= kNormFwdNarrowMaxThreads) {
+      t = n;
+      narrow = true;
+    }
+  }
   bool vec = t.V == 4 && aligned16(x) && aligned16(y) && aligned16(xhat);
   if (!kPerRow) vec = vec && aligned16(gamma) && aligned16(beta);
+  // Rows of more than 512 threads' registers, up to 8 blocks': held across a cluster.
+  if (kNormFwdUsesClusters && t.mode != Tile::Warp &&
+      norm_fwd_clustered<kPerRow, kNormClusterFwdUnits>(s, rows, cols, eps, x, gamma, beta, y,
+                                                        xhat, inv_std)) {
+    return true;
+  }
   if (t.mode == Tile::Stream) {
     const unsigned grid = tile_grid(t, rows);
     if (t.V == 4 && vec) {
@@ -431,8 +463,9 @@ bool norm_fwd_tiled(cudaStream_t s, size_t rows, uint32_t cols, float eps, const
     }
     return true;
   }
-  return dispatch_regs<kNormFwdUnits>(
-      t, NormFwdLaunch<kPerRow>{t, rows, cols, eps, x, gamma, beta, y, xhat, inv_std, vec, s});
+  const NormFwdLaunch<kPerRow> launch{t, rows, cols, eps, x, gamma, beta, y, xhat, inv_std, vec, s};
+  if (narrow) return dispatch_regs<kNormFwdBlockUnits>(t, launch);
+  return dispatch_regs<kNormFwdUnits>(t, launch);
 }
 
 template <bool kPerRow>
@@ -442,6 +475,11 @@ bool norm_bwd_tiled(cudaStream_t s, size_t rows, uint32_t cols, const float* dy,
   const Tile t = plan_tile(cols, kNormBwdUnits);
   bool vec = t.V == 4 && aligned16(dy) && aligned16(xhat) && aligned16(dx);
   if (!kPerRow) vec = vec && aligned16(gamma);
+  if (t.mode != Tile::Warp &&
+      norm_bwd_clustered<kPerRow, kNormBwdUnits>(s, rows, cols, dy, xhat, inv_std, gamma, dx,
+                                                 dgamma, dbeta)) {
+    return true;
+  }
   if (t.mode == Tile::Stream) {
     const unsigned grid = tile_grid(t, rows);
     if (t.V == 4 && vec) {

@@ -119,6 +119,14 @@ struct Tile {
   unsigned threads;  // block size of the launch
 };
 
+// Rows of up to 8 float4s (cols <= 32) measured at ~0.75 of copy speed with 2 lanes of 4
+// float4s a row: a warp's load then touches 16 rows' lines for 32 bytes each. 4 lanes of 2
+// float4s halve the lines a request touches (8 rows x 64 bytes) for one more butterfly step
+// and half the bytes in flight a lane. An experiment: set kTinyRowUnitsPerLane to 4 to get
+// round 1's tile back.
+constexpr size_t kTinyRowUnits = 8;
+constexpr size_t kTinyRowUnitsPerLane = 2;
+
 inline Tile plan_tile(uint32_t cols, int nmax4) {
   Tile t{};
   t.V = cols % 4 == 0 ? 4 : 1;
@@ -126,10 +134,12 @@ inline Tile plan_tile(uint32_t cols, int nmax4) {
   const size_t units = ceil_div(cols, static_cast<size_t>(t.V));
   if (units <= 32 * static_cast<size_t>(nmax)) {
     // A warp or a part of one: T lanes, N units each, both powers of two. Short rows get at
-    // least 4 units a lane where they can (cols 32: 2 lanes of 4 float4s), so that each lane
-    // has 64 bytes in flight and the cross-lane trees are short.
+    // least 4 units a lane where they can, so that each lane has 64 bytes in flight and the
+    // cross-lane trees are short; rows of at most kTinyRowUnits float4s get
+    // kTinyRowUnitsPerLane instead (below).
     t.mode = Tile::Warp;
-    const size_t want = ceil_div(units, 4);
+    const size_t per_lane = t.V == 4 && units <= kTinyRowUnits ? kTinyRowUnitsPerLane : 4;
+    const size_t want = ceil_div(units, per_lane);
     t.T = want >= 32 ? 32u : next_pow2(static_cast<unsigned>(want));
     t.N = static_cast<int>(next_pow2(static_cast<unsigned>(ceil_div(units, t.T))));
     t.threads = kBlock;

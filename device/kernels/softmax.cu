@@ -3,11 +3,13 @@
 //
 // These four are pure streaming ops, so they have their own row-tiled kernels
 // (softmax_fwd.cuh, softmax_bwd.cuh) instead of the generic row engine: 16-byte loads, rows
-// held in registers up to 32K (fwd) / 16K (bwd) floats, several short rows per warp, float
+// held in registers up to 32K (fwd) / 16K (bwd) floats a block and 8 times that across a
+// thread-block cluster (softmax_cluster.cuh), several short rows per warp, float
 // arithmetic per element with double sums per 4 elements. The tile depends only on cols, so a
 // row's result does not depend on the number of rows (batch invariance).
 #include "entry.h"
 #include "softmax_bwd.cuh"
+#include "softmax_cluster.cuh"
 #include "softmax_fwd.cuh"
 
 namespace tapecheck_cuda {
@@ -68,6 +70,10 @@ int softmax_forward(void* stream, uint32_t rows, uint32_t cols, const float* x, 
   const cudaStream_t s = as_stream(stream);
   const Tile t = plan_tile(cols, kFwdUnits);
   const bool vec = t.V == 4 && aligned16(x) && aligned16(y);
+  // Rows of more than 512 threads' registers, up to 8 blocks': held across a cluster.
+  if (t.mode != Tile::Warp && softmax_fwd_clustered<kLog, kFwdUnits>(s, rows, cols, x, y)) {
+    return launch_status();
+  }
   if (t.mode == Tile::Stream) {
     const unsigned grid = tile_grid(t, rows);
     if (t.V == 4 && vec) {
@@ -89,6 +95,9 @@ int softmax_backward(void* stream, uint32_t rows, uint32_t cols, const float* y,
   const cudaStream_t s = as_stream(stream);
   const Tile t = plan_tile(cols, kBwdUnits);
   const bool vec = t.V == 4 && aligned16(y) && aligned16(dy) && aligned16(dx);
+  if (t.mode != Tile::Warp && softmax_bwd_clustered<kLog, kBwdUnits>(s, rows, cols, y, dy, dx)) {
+    return launch_status();
+  }
   if (t.mode == Tile::Stream) {
     const unsigned grid = tile_grid(t, rows);
     if (t.V == 4 && vec) {

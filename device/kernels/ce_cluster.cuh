@@ -1,0 +1,178 @@
+// crossEntropy (inner == 1) for slices held across a cluster (row_cluster.cuh): the arithmetic
+// of ce_fwd_regs / ce_bwd_regs (ce_tiles.cuh), unit for unit, with the slice's threads spread
+// over C blocks, so logits and target are read once (the generic engine read them again for
+// every stage). The forward leaves one loss partial per block, as ce_fwd_regs does.
+#pragma once
+
+#include "ce_tiles.cuh"
+#include "row_cluster.cuh"
+
+namespace tapecheck_cuda {
+
+template <int N, int V, bool kVec>
+__global__ void __launch_bounds__(1024, 1)
+    ce_fwd_cluster(const float* __restrict__ x, const float* __restrict__ target,
+                   float* __restrict__ logp, double* __restrict__ partial, size_t rows,
+                   uint32_t cols) {
+  __shared__ float wmax[32];
+  __shared__ double wsum[32];
+  __shared__ double wloss[32];
+  __shared__ float slot_max;
+  __shared__ double slot_sum;
+  cg::cluster_group cl = cg::this_cluster();
+  const unsigned C = cl.num_blocks();
+  const unsigned RT = C * blockDim.x;
+  const unsigned lane = cl.block_rank() * blockDim.x + threadIdx.x;
+  const size_t clusters = gridDim.x / C;
+  double loss = 0.0;
+
+  for (size_t row = blockIdx.x / C; row < rows; row += clusters) {
+    const size_t base = row * cols;
+    float v[N][V], t[N][V];
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * RT + lane) * V;
+      if (j < cols) {
+        load_unit<V, kVec>(x, base + j, v[i]);
+        load_unit<V, kVec>(target, base + j, t[i]);
+      }
+    }
+    float m = -CUDART_INF_F;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * RT + lane) * V;
+      if (j < cols) {
+#pragma unroll
+        for (int k = 0; k < V; ++k) m = fmax_nan(m, v[i][k]);
+      }
+    }
+    m = cluster_max(m, wmax, &slot_max) + 0.0f;  // + 0: a zero maximum is +0
+    const bool bad = !isfinite(m);
+    double s = 0.0;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * RT + lane) * V;
+      if (j < cols && !bad) {
+        float e[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) e[k] = exp_of_diff(v[i][k], m);
+        s += static_cast<double>(unit_sum<V>(e));
+      }
+    }
+    const float ls = static_cast<float>(log(cluster_sum(s, wsum, &slot_sum)));
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * RT + lane) * V;
+      if (j < cols) {
+        float lp[V], tl[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          lp[k] = bad ? CUDART_NAN_F : (v[i][k] - m) - ls;
+          tl[k] = t[i][k] * lp[k];
+        }
+        store_unit<V, kVec>(logp, base + j, lp);
+        loss += static_cast<double>(unit_sum<V>(tl));
+      }
+    }
+  }
+  // The block's threads in a fixed order: a warp butterfly, then the warps in index order.
+  loss = row_sum<true>(loss, blockDim.x, wloss);
+  if (threadIdx.x == 0) partial[blockIdx.x] = loss;
+  cl.sync();  // the other blocks may still read this block's slots
+}
+
+template <int N, int V, bool kVec>
+__global__ void __launch_bounds__(1024, 1)
+    ce_bwd_cluster(const float* __restrict__ dloss, const float* __restrict__ logp,
+                   const float* __restrict__ target, float* __restrict__ dlogits,
+                   float* __restrict__ dtarget, size_t rows, uint32_t cols, double denom) {
+  __shared__ double wsum[32];
+  __shared__ double slot_sum[2];  // alternating by row: one barrier per row
+  cg::cluster_group cl = cg::this_cluster();
+  const unsigned C = cl.num_blocks();
+  const unsigned RT = C * blockDim.x;
+  const unsigned lane = cl.block_rank() * blockDim.x + threadIdx.x;
+  const size_t clusters = gridDim.x / C;
+  const float scale = static_cast<float>(static_cast<double>(__ldg(dloss)) / denom);
+  unsigned parity = 0;
+
+  for (size_t row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1u) {
+    const size_t base = row * cols;
+    float lp[N][V], t[N][V];
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * RT + lane) * V;
+      if (j < cols) {
+        load_unit<V, kVec>(logp, base + j, lp[i]);
+        load_unit<V, kVec>(target, base + j, t[i]);
+      }
+    }
+    double w = 0.0;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * RT + lane) * V;
+      if (j < cols) w += static_cast<double>(unit_sum<V>(t[i]));
+    }
+    const float wf = static_cast<float>(cluster_sum(w, wsum, &slot_sum[parity]));
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * RT + lane) * V;
+      if (j < cols) {
+        float dl[V], dt[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          dl[k] = scale * fmaf(expf(lp[i][k]), wf, -t[i][k]);
+          dt[k] = -(scale * lp[i][k]);
+        }
+        store_unit<V, kVec>(dlogits, base + j, dl);
+        if (dtarget != nullptr) store_unit<V, kVec>(dtarget, base + j, dt);
+      }
+    }
+  }
+  cl.sync();
+}
+
+// Host side. The forward's partials: one per block, cluster_count(rows) * C of them; true
+// when launched (count set), false leaves the slices to the generic engine.
+inline bool ce_cluster_partials(uint32_t n, size_t rows, size_t& count) {
+  ClusterTile ct;
+  if (!plan_cluster(n, kCeUnits, ct)) return false;
+  count = cluster_count(rows) * ct.C;
+  return true;
+}
+
+inline bool ce_fwd_clustered(cudaStream_t s, size_t rows, uint32_t n, const float* x,
+                             const float* target, float* logp, double* partial) {
+  ClusterTile ct;
+  if (!plan_cluster(n, kCeUnits, ct)) return false;
+  if (ct.V == 4) {
+    if (aligned16(x) && aligned16(target) && aligned16(logp)) {
+      return launch_cluster(ce_fwd_cluster<kCeUnits, 4, true>, ct, rows, s, x, target, logp, partial,
+                            rows, n);
+    }
+    return launch_cluster(ce_fwd_cluster<kCeUnits, 4, false>, ct, rows, s, x, target, logp, partial,
+                          rows, n);
+  }
+  return launch_cluster(ce_fwd_cluster<2 * kCeUnits, 1, false>, ct, rows, s, x, target, logp,
+                        partial, rows, n);
+}
+
+inline bool ce_bwd_clustered(cudaStream_t s, size_t rows, uint32_t n, const float* dloss,
+                             const float* logp, const float* target, float* dlogits,
+                             float* dtarget, double denom) {
+  ClusterTile ct;
+  if (!plan_cluster(n, kCeUnits, ct)) return false;
+  if (ct.V == 4) {
+    if (aligned16(logp) && aligned16(target) && aligned16(dlogits) &&
+        (dtarget == nullptr || aligned16(dtarget))) {
+      return launch_cluster(ce_bwd_cluster<kCeUnits, 4, true>, ct, rows, s, dloss, logp, target,
+                            dlogits, dtarget, rows, n, denom);
+    }
+    return launch_cluster(ce_bwd_cluster<kCeUnits, 4, false>, ct, rows, s, dloss, logp, target,
+                          dlogits, dtarget, rows, n, denom);
+  }
+  return launch_cluster(ce_bwd_cluster<2 * kCeUnits, 1, false>, ct, rows, s, dloss, logp, target,
+                        dlogits, dtarget, rows, n, denom);
+}
+
+}  // namespace tapecheck_cuda

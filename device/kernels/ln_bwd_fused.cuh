@@ -1,0 +1,248 @@
+// layer_norm backward with dgamma/dbeta fused into the row pass: dy and xhat are read from HBM
+// once (the separate column-sum kernel re-read both, a third more traffic).
+//
+// dx is computed as norm_bwd_regs (norm_tiles.cuh) computes it, on this file's own tile
+// (plan_ln_fused_tile, at most 8 floats a thread), chosen from cols alone: a row's dx still
+// depends only on its data and cols (its sums are grouped differently from round 1's tile,
+// so the last bits may differ from it).
+//
+// dgamma[j] = sum_r dy*xhat, dbeta[j] = sum_r dy. Each thread holds the same columns in every
+// row it visits (the tile is fixed for the launch), so it keeps one accumulator per column it
+// holds and adds each visited row's terms to it. The accumulators are doubles, as the old
+// column kernel's sums were (the float product dy*xhat is exact in double, and a sum of huge
+// terms overflows or cancels exactly as before); they live in shared memory, laid out
+// [sum][unit][component][thread] so that a warp's accesses are consecutive doubles, because
+// 16 or more doubles a thread do not fit the 64 registers a thread has at full occupancy.
+//
+// Determinism: block b visits row iterations b, b + G, b + 2G, ... in order, G fixed from
+// (rows, cols) alone (plan_ln_fused_grid); at its end it adds the accumulators of the threads
+// that hold a column (the row slots of a warp tile) in slot order and writes one partial row
+// [b][cols]; ln_colsum_finish adds the G partials of a column in a fixed tree. No atomics.
+#pragma once
+
+#include "norm_tiles.cuh"
+
+namespace tapecheck_cuda {
+
+// The fused tile holds at most 2 units of 4 (or 4 floats) of each of dy and xhat a thread,
+// half of norm_bwd_regs' 4: the doubles of 8 columns x 2 sums x 1024 threads are 128 KiB of
+// shared memory, one such block (or several smaller ones) per multiprocessor. Rows longer
+// than 1024 threads x 8 floats (cols > 8192; > 4096 when cols % 4 != 0) keep the separate
+// column kernel.
+constexpr int kLnFusedUnits = 2;
+// false: layer_norm_bwd back to round 1 (row kernel, then the separate column sums).
+constexpr bool kUseLnFused = true;
+
+// Every variant is held to 64 registers (1024 resident threads a multiprocessor) so that one
+// wave is a known number of blocks (plan_ln_fused_grid).
+template <bool kBlockRow, int N, int V, bool kVec>
+__global__ void __launch_bounds__(kBlockRow ? 1024 : kBlock, kBlockRow ? 1 : 1024 / kBlock)
+    ln_bwd_fused(const float* __restrict__ dy, const float* __restrict__ xhat,
+                 const float* __restrict__ inv_std, const float* __restrict__ gamma,
+                 float* __restrict__ dx, double2* __restrict__ partial, size_t rows,
+                 uint32_t cols, unsigned T) {
+  __shared__ double ssum[2][32];
+  extern __shared__ double acc[];  // [2][N][V][blockDim.x]
+  const unsigned threads = blockDim.x;
+  const unsigned lane = kBlockRow ? threadIdx.x : (threadIdx.x & (T - 1));
+  const size_t per_iter = kBlockRow ? 1 : threads / T;
+  const size_t slot = kBlockRow ? 0 : threadIdx.x / T;
+  const double n = static_cast<double>(cols);
+  // This thread's accumulator of (sum s, unit i, component k).
+  auto at = [&](int s, int i, int k) -> double& {
+    return acc[((static_cast<unsigned>(s) * N + i) * V + k) * threads + threadIdx.x];
+  };
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      at(0, i, k) = 0.0;
+      at(1, i, k) = 0.0;
+    }
+  }
+
+  for (size_t first = blockIdx.x * per_iter; first < rows; first += gridDim.x * per_iter) {
+    const size_t row = first + slot;
+    const bool live = row < rows;
+    const size_t base = row * cols;
+    const float istd = live ? __ldg(inv_std + row) : 0.0f;
+    float d[N][V], h[N][V];
+    double s_g = 0.0, s_gx = 0.0;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * T + lane) * V;
+      if (live && j < cols) {
+        load_unit<V, kVec>(dy, base + j, d[i]);
+        load_unit<V, kVec>(xhat, base + j, h[i]);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * T + lane) * V;
+      if (live && j < cols) {
+        float gm[V], g[V], gx[V];
+        load_unit<V, kVec>(gamma, j, gm);
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          g[k] = d[i][k] * gm[k];
+          gx[k] = g[k] * h[i][k];
+          const double dd = static_cast<double>(d[i][k]);
+          at(0, i, k) = fma(dd, static_cast<double>(h[i][k]), at(0, i, k));
+          at(1, i, k) += dd;
+        }
+        s_g += static_cast<double>(unit_sum<V>(g));
+        s_gx += static_cast<double>(unit_sum<V>(gx));
+      }
+    }
+    const float mean_g = static_cast<float>(row_sum<kBlockRow>(s_g, T, ssum[0]) / n);
+    const float mean_gx = static_cast<float>(row_sum<kBlockRow>(s_gx, T, ssum[1]) / n);
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * T + lane) * V;
+      if (live && j < cols) {
+        float gm[V], o[V];
+        load_unit<V, kVec>(gamma, j, gm);
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          const float g = d[i][k] * gm[k];
+          o[k] = istd * fmaf(-h[i][k], mean_gx, g - mean_g);
+        }
+        store_unit<V, kVec>(dx, base + j, o);
+      }
+    }
+  }
+
+  // The block's partial row: column c is component k of unit u = c / V, held by lane u % T
+  // as its unit u / T, in each of the per_iter row slots (added in slot order).
+  __syncthreads();
+  for (uint32_t c = threadIdx.x; c < cols; c += threads) {
+    const unsigned u = c / V, k = c % V;
+    const unsigned i = u / T, l = u % T;
+    double sx = 0.0, s = 0.0;
+    for (size_t q = 0; q < per_iter; ++q) {
+      const size_t t = q * T + l;
+      sx += acc[((0u * N + i) * V + k) * threads + t];
+      s += acc[((1u * N + i) * V + k) * threads + t];
+    }
+    partial[static_cast<size_t>(blockIdx.x) * cols + c] = make_double2(sx, s);
+  }
+}
+
+// dgamma[j], dbeta[j] from the G partial rows. A block is C columns x (256 / C) lanes (C up to
+// 32, fewer for narrow rows so that more lanes share a column's G terms); lane y adds the
+// partials y, y + L, ... in order, then the lanes are added in order.
+__global__ void __launch_bounds__(kBlock)
+    ln_colsum_finish(const double2* __restrict__ partial, size_t G, uint32_t cols, unsigned C,
+                     float* __restrict__ dgamma, float* __restrict__ dbeta) {
+  __shared__ double2 lanes[kBlock];
+  const unsigned L = kBlock / C;
+  const unsigned tx = threadIdx.x % C, ty = threadIdx.x / C;
+  const size_t j = static_cast<size_t>(blockIdx.x) * C + tx;
+  double sx = 0.0, s = 0.0;
+  if (j < cols) {
+#pragma unroll 4
+    for (size_t b = ty; b < G; b += L) {
+      const double2 p = partial[b * cols + j];
+      sx += p.x;
+      s += p.y;
+    }
+  }
+  lanes[threadIdx.x] = make_double2(sx, s);
+  __syncthreads();
+  if (ty == 0 && j < cols) {
+    for (unsigned y = 1; y < L; ++y) {
+      sx += lanes[y * C + tx].x;
+      s += lanes[y * C + tx].y;
+    }
+    dgamma[j] = static_cast<float>(sx);
+    dbeta[j] = static_cast<float>(s);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host side.
+//
+// G, the number of blocks, from (rows, cols) only. A tuning constant, never a device query:
+// the H200's 132 multiprocessors, each holding 1024 threads of these kernels, so G = one wave
+// of blocks there (every block's share of rows then differs by at most one iteration), and the
+// partials are G x cols doubles pairs: about 132 x 16K x 16 bytes = 35 MB at most, ~1% of the
+// traffic, written last and so still in L2 for the finish kernel. Other GPUs get the same G
+// and the same bits, only a different speed.
+constexpr size_t kAssumedSMs = 132;
+
+// The tile, from cols only. plan_tile gives short rows 4 units a lane, more than the fused
+// kernel's shared memory takes: they are spread over more lanes instead (cols 32: 4 lanes of
+// 2 units).
+inline Tile plan_ln_fused_tile(uint32_t cols) {
+  Tile t = plan_tile(cols, kLnFusedUnits);
+  if (t.mode == Tile::Warp) {
+    const unsigned nmax = t.V == 4 ? kLnFusedUnits : 2 * kLnFusedUnits;
+    const size_t units = ceil_div(cols, static_cast<size_t>(t.V));
+    const unsigned lanes = next_pow2(static_cast<unsigned>(ceil_div(units, nmax)));
+    t.T = lanes < 32 ? lanes : 32u;
+    t.N = static_cast<int>(next_pow2(static_cast<unsigned>(ceil_div(units, t.T))));
+  }
+  return t;
+}
+
+inline size_t plan_ln_fused_grid(const Tile& t, size_t rows) {
+  const size_t per_iter = t.mode == Tile::Warp ? t.threads / t.T : 1;
+  const size_t iters = ceil_div(rows, per_iter);
+  const size_t wave = kAssumedSMs * (1024 / t.threads);
+  const size_t g = iters < wave ? iters : wave;
+  return g < 1 ? 1 : g;
+}
+
+struct LnFusedLaunch {
+  const Tile& t;
+  size_t rows;
+  uint32_t cols;
+  const float *dy, *xhat, *inv_std, *gamma;
+  float* dx;
+  double2* partial;
+  size_t grid;
+  bool vec;
+  cudaStream_t s;
+  template <bool B, int N, int V, bool kVec>
+  void launch() const {
+    const size_t smem = sizeof(double) * 2 * N * V * t.threads;
+    auto k = ln_bwd_fused<B, N, V, kVec>;
+    if (smem > 48 * 1024) cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               static_cast<int>(smem));
+    k<<<static_cast<unsigned>(grid), t.threads, smem, s>>>(dy, xhat, inv_std, gamma, dx, partial,
+                                                          rows, cols, t.T);
+  }
+  template <bool B, int N, int V>
+  void go() const {
+    if constexpr (V == 4) {  // scalar units have no 16-byte form
+      if (vec) {
+        launch<B, N, V, true>();
+        return;
+      }
+    }
+    launch<B, N, V, false>();
+  }
+};
+
+// Returns false (nothing launched) for rows the fused kernel does not take, or when the
+// scratch for the partials cannot be had: the caller then runs the separate passes.
+inline bool ln_bwd_fused_tiled(cudaStream_t s, Scratch& scratch, size_t rows, uint32_t cols,
+                               const float* dy, const float* xhat, const float* inv_std,
+                               const float* gamma, float* dx, float* dgamma, float* dbeta) {
+  const Tile t = plan_ln_fused_tile(cols);
+  if (!kUseLnFused || t.mode == Tile::Stream || rows == 0 || cols == 0) return false;
+  const size_t G = plan_ln_fused_grid(t, rows);
+  double2* partial = scratch.get<double2>(G * cols);
+  if (partial == nullptr) return false;
+  const bool vec = t.V == 4 && aligned16(dy) && aligned16(xhat) && aligned16(dx) && aligned16(gamma);
+  if (!dispatch_regs<kLnFusedUnits>(
+          t, LnFusedLaunch{t, rows, cols, dy, xhat, inv_std, gamma, dx, partial, G, vec, s})) {
+    return false;
+  }
+  const unsigned C = cols < 32 ? next_pow2(cols) : 32u;
+  ln_colsum_finish<<<static_cast<unsigned>(ceil_div(cols, C)), kBlock, 0, s>>>(partial, G, cols, C,
+                                                                              dgamma, dbeta);
+  return true;
+}
+
+}  // namespace tapecheck_cuda

@@ -1,0 +1,242 @@
+// Layer / batch normalization for rows held across a cluster (row_cluster.cuh): the
+// arithmetic of norm_fwd_regs / norm_bwd_regs (norm_tiles.cuh, which launches these), unit
+// for unit, with the row's threads spread over C blocks, so x (forward) or dy and xhat
+// (backward) are read from HBM once instead of three times (twice) by the stream kernels.
+// Each reduction has its own shared slot (row_cluster.cuh says why one cluster barrier per
+// reduction is then enough).
+#pragma once
+
+#include "norm_math.cuh"
+#include "row_cluster.cuh"
+
+namespace tapecheck_cuda {
+
+template <bool kPerRow, int N, int V, bool kVec>
+__global__ void __launch_bounds__(1024, 1)
+    norm_fwd_cluster(const float* __restrict__ x, const float* __restrict__ gamma,
+                     const float* __restrict__ beta, float* __restrict__ y,
+                     float* __restrict__ xhat, float* __restrict__ inv_std, size_t rows,
+                     uint32_t cols, float eps) {
+  __shared__ double wsum[32];
+  __shared__ double slot[3];
+  cg::cluster_group cl = cg::this_cluster();
+  const unsigned C = cl.num_blocks();
+  const unsigned RT = C * blockDim.x;
+  const unsigned lane = cl.block_rank() * blockDim.x + threadIdx.x;
+  const size_t clusters = gridDim.x / C;
+  const double n = static_cast<double>(cols);
+
+  for (size_t row = blockIdx.x / C; row < rows; row += clusters) {
+    const size_t base = row * cols;
+    float v[N][V];
+    double s = 0.0;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * RT + lane) * V;
+      if (j < cols) load_unit<V, kVec>(x, base + j, v[i]);
+    }
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * RT + lane) * V;
+      if (j < cols) s += static_cast<double>(unit_sum<V>(v[i]));
+    }
+    const double mean = cluster_sum(s, wsum, &slot[0]) / n;
+    const float mhi = static_cast<float>(mean);
+    const float mlo = static_cast<float>(mean - static_cast<double>(mhi));
+
+    double sc = 0.0;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * RT + lane) * V;
+      if (j < cols) {
+        float c[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) c[k] = (v[i][k] - mhi) - mlo;
+        sc += static_cast<double>(unit_sum<V>(c));
+      }
+    }
+    const float mean_c = static_cast<float>(cluster_sum(sc, wsum, &slot[1]) / n);
+
+    double sq = 0.0;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * RT + lane) * V;
+      if (j < cols) {
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          const double d = static_cast<double>(((v[i][k] - mhi) - mlo) - mean_c);
+          sq = fma(d, d, sq);
+        }
+      }
+    }
+    const double var = clamp_variance(cluster_sum(sq, wsum, &slot[2]) / n);
+    const float istd = static_cast<float>(1.0 / sqrt(var + static_cast<double>(eps)));
+    if (lane == 0) inv_std[row] = istd;
+
+    float gr = 0.0f, br = 0.0f;
+    if constexpr (kPerRow) {
+      gr = __ldg(gamma + row);
+      br = __ldg(beta + row);
+    }
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * RT + lane) * V;
+      if (j < cols) {
+        float g[V], b[V], xh[V], o[V];
+        if constexpr (kPerRow) {
+#pragma unroll
+          for (int k = 0; k < V; ++k) {
+            g[k] = gr;
+            b[k] = br;
+          }
+        } else {
+          load_unit<V, kVec>(gamma, j, g);
+          load_unit<V, kVec>(beta, j, b);
+        }
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          xh[k] = ((v[i][k] - mhi) - mlo) * istd;
+          o[k] = fmaf(xh[k], g[k], b[k]);
+        }
+        store_unit<V, kVec>(xhat, base + j, xh);
+        store_unit<V, kVec>(y, base + j, o);
+      }
+    }
+  }
+  cl.sync();  // the other blocks may still read this block's slots
+}
+
+// kPerRow (batch norm) carries four sums and writes dgamma[row], dbeta[row]; otherwise (layer
+// norm) two, and the caller runs the column sums.
+template <bool kPerRow, int N, int V, bool kVec>
+__global__ void __launch_bounds__(1024, 1)
+    norm_bwd_cluster(const float* __restrict__ dy, const float* __restrict__ xhat,
+                     const float* __restrict__ inv_std, const float* __restrict__ gamma,
+                     float* __restrict__ dx, float* __restrict__ dgamma, float* __restrict__ dbeta,
+                     size_t rows, uint32_t cols) {
+  __shared__ double wsum[32];
+  __shared__ double slot[4];
+  cg::cluster_group cl = cg::this_cluster();
+  const unsigned C = cl.num_blocks();
+  const unsigned RT = C * blockDim.x;
+  const unsigned lane = cl.block_rank() * blockDim.x + threadIdx.x;
+  const size_t clusters = gridDim.x / C;
+  const double n = static_cast<double>(cols);
+
+  for (size_t row = blockIdx.x / C; row < rows; row += clusters) {
+    const size_t base = row * cols;
+    const float istd = __ldg(inv_std + row);
+    const float gr = kPerRow ? __ldg(gamma + row) : 0.0f;
+    float d[N][V], h[N][V];
+    double s_g = 0.0, s_gx = 0.0, s_d = 0.0, s_dx = 0.0;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * RT + lane) * V;
+      if (j < cols) {
+        load_unit<V, kVec>(dy, base + j, d[i]);
+        load_unit<V, kVec>(xhat, base + j, h[i]);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * RT + lane) * V;
+      if (j < cols) {
+        float gm[V], g[V], gx[V];
+        if constexpr (kPerRow) {
+#pragma unroll
+          for (int k = 0; k < V; ++k) gm[k] = gr;
+        } else {
+          load_unit<V, kVec>(gamma, j, gm);
+        }
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          g[k] = d[i][k] * gm[k];
+          gx[k] = g[k] * h[i][k];
+        }
+        s_g += static_cast<double>(unit_sum<V>(g));
+        s_gx += static_cast<double>(unit_sum<V>(gx));
+        if constexpr (kPerRow) {
+          float dxh[V];
+#pragma unroll
+          for (int k = 0; k < V; ++k) dxh[k] = d[i][k] * h[i][k];
+          s_d += static_cast<double>(unit_sum<V>(d[i]));
+          s_dx += static_cast<double>(unit_sum<V>(dxh));
+        }
+      }
+    }
+    const float mean_g = static_cast<float>(cluster_sum(s_g, wsum, &slot[0]) / n);
+    const float mean_gx = static_cast<float>(cluster_sum(s_gx, wsum, &slot[1]) / n);
+    if constexpr (kPerRow) {
+      s_d = cluster_sum(s_d, wsum, &slot[2]);
+      s_dx = cluster_sum(s_dx, wsum, &slot[3]);
+      if (lane == 0) {
+        dgamma[row] = static_cast<float>(s_dx);
+        dbeta[row] = static_cast<float>(s_d);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * RT + lane) * V;
+      if (j < cols) {
+        float gm[V], o[V];
+        if constexpr (kPerRow) {
+#pragma unroll
+          for (int k = 0; k < V; ++k) gm[k] = gr;
+        } else {
+          load_unit<V, kVec>(gamma, j, gm);
+        }
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          const float g = d[i][k] * gm[k];
+          o[k] = istd * fmaf(-h[i][k], mean_gx, g - mean_g);
+        }
+        store_unit<V, kVec>(dx, base + j, o);
+      }
+    }
+  }
+  cl.sync();
+}
+
+// Host side: true when launched; false leaves the row to the stream kernels. N4: the units of
+// 4 a thread holds (norm_tiles.cuh's kNormFwdUnits / kNormBwdUnits).
+template <bool kPerRow, int N4>
+bool norm_fwd_clustered(cudaStream_t s, size_t rows, uint32_t cols, float eps, const float* x,
+                        const float* gamma, const float* beta, float* y, float* xhat,
+                        float* inv_std) {
+  ClusterTile ct;
+  if (!plan_cluster(cols, N4, ct)) return false;
+  if (ct.V == 4) {
+    bool vec = aligned16(x) && aligned16(y) && aligned16(xhat);
+    if (!kPerRow) vec = vec && aligned16(gamma) && aligned16(beta);
+    if (vec) {
+      return launch_cluster(norm_fwd_cluster<kPerRow, N4, 4, true>, ct, rows, s, x, gamma, beta, y,
+                            xhat, inv_std, rows, cols, eps);
+    }
+    return launch_cluster(norm_fwd_cluster<kPerRow, N4, 4, false>, ct, rows, s, x, gamma, beta, y,
+                          xhat, inv_std, rows, cols, eps);
+  }
+  return launch_cluster(norm_fwd_cluster<kPerRow, 2 * N4, 1, false>, ct, rows, s, x, gamma, beta,
+                        y, xhat, inv_std, rows, cols, eps);
+}
+
+template <bool kPerRow, int N4>
+bool norm_bwd_clustered(cudaStream_t s, size_t rows, uint32_t cols, const float* dy,
+                        const float* xhat, const float* inv_std, const float* gamma, float* dx,
+                        float* dgamma, float* dbeta) {
+  ClusterTile ct;
+  if (!plan_cluster(cols, N4, ct)) return false;
+  if (ct.V == 4) {
+    bool vec = aligned16(dy) && aligned16(xhat) && aligned16(dx);
+    if (!kPerRow) vec = vec && aligned16(gamma);
+    if (vec) {
+      return launch_cluster(norm_bwd_cluster<kPerRow, N4, 4, true>, ct, rows, s, dy, xhat, inv_std,
+                            gamma, dx, dgamma, dbeta, rows, cols);
+    }
+    return launch_cluster(norm_bwd_cluster<kPerRow, N4, 4, false>, ct, rows, s, dy, xhat, inv_std,
+                          gamma, dx, dgamma, dbeta, rows, cols);
+  }
+  return launch_cluster(norm_bwd_cluster<kPerRow, 2 * N4, 1, false>, ct, rows, s, dy, xhat,
+                        inv_std, gamma, dx, dgamma, dbeta, rows, cols);
+}
+
+}  // namespace tapecheck_cuda

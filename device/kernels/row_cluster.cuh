@@ -1,0 +1,125 @@
+// Rows too long for one block's registers, held across a thread-block cluster (sm_90): C
+// blocks of T threads each hold their share of the row in registers, so the row is read from
+// HBM once (the stream kernels read it twice or three times, the re-reads from L2 at best).
+//
+// The row's threads are numbered g = rank * T + t (rank = the block's rank in its cluster);
+// thread g holds units g, g + C*T, g + 2*C*T, ... (as row_tiles.cuh with C*T threads a row).
+// A reduction runs per thread, then a butterfly over the warp, then the warps of the block in
+// index order (as row_sum<true>), then the C block partials in rank order, read by every
+// block through distributed shared memory: all blocks get the identical result. (C, T) come
+// from cols alone, so a row's result still depends only on its data and cols.
+//
+// One cluster barrier per reduction. Each reduction kind has its own slot (slot_max, slot_sum
+// ...): a block rewrites a slot only after the cluster barrier of the next reduction, which
+// no block passes before it has read that slot. A final barrier keeps every block's shared
+// memory alive until the others have read it.
+#pragma once
+
+#include <cooperative_groups.h>
+
+#include "row_tiles.cuh"
+
+namespace tapecheck_cuda {
+
+namespace cg = cooperative_groups;
+
+// Block partial in warp order; thread 0 publishes it in `slot`; the cluster's partials are
+// combined in rank order. `warps` holds one entry per warp.
+__device__ __forceinline__ float cluster_max(float v, float* warps, float* slot) {
+  for (unsigned off = 16; off != 0; off >>= 1) v = fmax_nan(v, __shfl_xor_sync(0xffffffffu, v, off));
+  if ((threadIdx.x & 31u) == 0) warps[threadIdx.x >> 5] = v;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float b = warps[0];
+    for (unsigned w = 1; w < (blockDim.x >> 5); ++w) b = fmax_nan(b, warps[w]);
+    *slot = b;
+  }
+  cg::cluster_group cl = cg::this_cluster();
+  cl.sync();
+  float r = *cl.map_shared_rank(slot, 0);
+  for (unsigned k = 1; k < cl.num_blocks(); ++k) r = fmax_nan(r, *cl.map_shared_rank(slot, k));
+  return r;
+}
+
+__device__ __forceinline__ double cluster_sum(double v, double* warps, double* slot) {
+  for (unsigned off = 16; off != 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+  if ((threadIdx.x & 31u) == 0) warps[threadIdx.x >> 5] = v;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double b = warps[0];
+    for (unsigned w = 1; w < (blockDim.x >> 5); ++w) b += warps[w];
+    *slot = b;
+  }
+  cg::cluster_group cl = cg::this_cluster();
+  cl.sync();
+  double r = *cl.map_shared_rank(slot, 0);
+  for (unsigned k = 1; k < cl.num_blocks(); ++k) r += *cl.map_shared_rank(slot, k);
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host side. At most 8 blocks a cluster (the portable limit). Blocks of at most 512 threads
+// where 8 of them hold the row, so that a multiprocessor (64 registers a thread at 1024
+// threads) runs two blocks of different rows and one's loads overlap the other's reductions
+// and barriers; a block-row of more than 512 threads (one block a multiprocessor, nothing to
+// overlap) is therefore handed to a cluster too. Longer rows: up to 1024 threads a block; past
+// 8 x 1024 x nmax units, the stream kernels.
+constexpr unsigned kMaxCluster = 8;
+constexpr size_t kClusterThreads = 512;
+// false: rows that fit one block of up to 1024 threads stay on the register tiles (round 1),
+// only longer ones take a cluster.
+constexpr bool kClusterTakesBigBlocks = true;
+// false: no cluster at all (every op back to round 1's register / stream kernels).
+constexpr bool kUseClusters = true;
+
+struct ClusterTile {
+  int V;       // floats per unit
+  unsigned C;  // blocks per row (cluster size)
+  unsigned T;  // threads per block, a multiple of 32
+};
+
+// From cols alone. False: the register tiles (up to 512 threads a row) or the stream kernels
+// take the row.
+inline bool plan_cluster(uint32_t cols, int nmax4, ClusterTile& ct) {
+  if (!kUseClusters) return false;
+  ct.V = cols % 4 == 0 ? 4 : 1;
+  const size_t nmax = ct.V == 4 ? nmax4 : 2 * nmax4;
+  const size_t units = ceil_div(cols, static_cast<size_t>(ct.V));
+  const size_t half = kClusterThreads * nmax, full = 1024 * nmax;
+  if (units <= half || (!kClusterTakesBigBlocks && units <= full)) return false;
+  size_t per_block = half;
+  if (units > kMaxCluster * half) per_block = full;
+  if (units > kMaxCluster * full) return false;
+  ct.C = static_cast<unsigned>(ceil_div(units, per_block));
+  ct.T = static_cast<unsigned>(ceil_div(ceil_div(units, ct.C * nmax), 32) * 32);
+  return true;
+}
+
+// One cluster per row at a time, clusters striding over the rows; the number of clusters
+// does not affect a row's result (a row is computed by one cluster alone). From rows only, so
+// a sum over all rows (the cross-entropy loss) is repeatable too.
+inline size_t cluster_count(size_t rows) { return rows < 1024 ? (rows == 0 ? 1 : rows) : 1024; }
+
+template <class... KArgs, class... Args>
+bool launch_cluster(void (*kernel)(KArgs...), const ClusterTile& ct, size_t rows, cudaStream_t s,
+                    Args... args) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(static_cast<unsigned>(cluster_count(rows) * ct.C));
+  cfg.blockDim = dim3(ct.T);
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = s;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = ct.C;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  if (cudaLaunchKernelEx(&cfg, kernel, static_cast<KArgs>(args)...) != cudaSuccess) {
+    cudaGetLastError();  // a refused configuration is not sticky: clear it, the caller falls back
+    return false;
+  }
+  return true;
+}
+
+}  // namespace tapecheck_cuda

@@ -1,0 +1,151 @@
+// softmax / log-softmax forward and backward for rows held across a cluster (row_cluster.cuh):
+// the arithmetic of softmax_fwd_regs / softmax_bwd_regs, unit for unit, with the row's threads
+// spread over C blocks. Read once, written once.
+#pragma once
+
+#include "row_cluster.cuh"
+#include "softmax_bwd.cuh"
+#include "softmax_fwd.cuh"
+
+namespace tapecheck_cuda {
+
+template <bool kLog, int N, int V, bool kVec>
+__global__ void __launch_bounds__(1024, 1)
+    softmax_fwd_cluster(const float* __restrict__ x, float* __restrict__ y, size_t rows,
+                        uint32_t cols) {
+  __shared__ float wmax[32];
+  __shared__ double wsum[32];
+  __shared__ float slot_max;
+  __shared__ double slot_sum;
+  cg::cluster_group cl = cg::this_cluster();
+  const unsigned C = cl.num_blocks();
+  const unsigned RT = C * blockDim.x;  // threads of a row
+  const unsigned lane = cl.block_rank() * blockDim.x + threadIdx.x;
+  const size_t clusters = gridDim.x / C;
+
+  // Cluster-uniform loop: every block of the cluster takes part in every barrier.
+  for (size_t row = blockIdx.x / C; row < rows; row += clusters) {
+    const size_t base = row * cols;
+    float v[N][V];
+    float m = -CUDART_INF_F;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * RT + lane) * V;
+      if (j < cols) load_unit<V, kVec>(x, base + j, v[i]);
+    }
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * RT + lane) * V;
+      if (j < cols) {
+#pragma unroll
+        for (int k = 0; k < V; ++k) m = fmax_nan(m, v[i][k]);
+      }
+    }
+    FwdScale r;
+    r.m = cluster_max(m, wmax, &slot_max) + 0.0f;  // + 0: a zero maximum is +0
+    r.bad = !isfinite(r.m);
+    double s = 0.0;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * RT + lane) * V;
+      if (j < cols && !r.bad) {
+        float e[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) e[k] = exp_of_diff(v[i][k], r.m);
+        s += static_cast<double>(unit_sum<V>(e));
+        if constexpr (!kLog) {
+#pragma unroll
+          for (int k = 0; k < V; ++k) v[i][k] = e[k];
+        }
+      }
+    }
+    s = cluster_sum(s, wsum, &slot_sum);
+    r.scale = fwd_scale_of<kLog>(s);
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * RT + lane) * V;
+      if (j < cols) {
+        float o[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) o[k] = fwd_out<kLog>(r, v[i][k]);
+        store_unit<V, kVec>(y, base + j, o);
+      }
+    }
+  }
+  cl.sync();  // the other blocks may still read this block's slots
+}
+
+template <bool kLog, int N, int V, bool kVec>
+__global__ void __launch_bounds__(1024, 1)
+    softmax_bwd_cluster(const float* __restrict__ y, const float* __restrict__ dy,
+                        float* __restrict__ dx, size_t rows, uint32_t cols) {
+  __shared__ double wsum[32];
+  __shared__ double slot_sum[2];  // alternating by row: one barrier per row
+  cg::cluster_group cl = cg::this_cluster();
+  const unsigned C = cl.num_blocks();
+  const unsigned RT = C * blockDim.x;
+  const unsigned lane = cl.block_rank() * blockDim.x + threadIdx.x;
+  const size_t clusters = gridDim.x / C;
+  unsigned parity = 0;
+
+  for (size_t row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1u) {
+    const size_t base = row * cols;
+    float a[N][V], b[N][V];
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * RT + lane) * V;
+      if (j < cols) {
+        load_unit<V, kVec>(y, base + j, a[i]);
+        load_unit<V, kVec>(dy, base + j, b[i]);
+      }
+    }
+    double s = 0.0;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * RT + lane) * V;
+      if (j < cols) s += static_cast<double>(bwd_unit_term<kLog, V>(a[i], b[i]));
+    }
+    const float sf = static_cast<float>(cluster_sum(s, wsum, &slot_sum[parity]));
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * RT + lane) * V;
+      if (j < cols) {
+        float o[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) o[k] = bwd_out<kLog>(a[i][k], b[i][k], sf);
+        store_unit<V, kVec>(dx, base + j, o);
+      }
+    }
+  }
+  cl.sync();
+}
+
+// Host side: true when launched; false leaves the row to the stream kernels.
+template <bool kLog, int kNmax4>
+bool softmax_fwd_clustered(cudaStream_t s, size_t rows, uint32_t cols, const float* x, float* y) {
+  ClusterTile ct;
+  if (!plan_cluster(cols, kNmax4, ct)) return false;
+  if (ct.V == 4) {
+    if (aligned16(x) && aligned16(y)) {
+      return launch_cluster(softmax_fwd_cluster<kLog, kNmax4, 4, true>, ct, rows, s, x, y, rows, cols);
+    }
+    return launch_cluster(softmax_fwd_cluster<kLog, kNmax4, 4, false>, ct, rows, s, x, y, rows, cols);
+  }
+  return launch_cluster(softmax_fwd_cluster<kLog, 2 * kNmax4, 1, false>, ct, rows, s, x, y, rows, cols);
+}
+
+template <bool kLog, int kNmax4>
+bool softmax_bwd_clustered(cudaStream_t s, size_t rows, uint32_t cols, const float* y,
+                           const float* dy, float* dx) {
+  ClusterTile ct;
+  if (!plan_cluster(cols, kNmax4, ct)) return false;
+  if (ct.V == 4) {
+    if (aligned16(y) && aligned16(dy) && aligned16(dx)) {
+      return launch_cluster(softmax_bwd_cluster<kLog, kNmax4, 4, true>, ct, rows, s, y, dy, dx, rows, cols);
+    }
+    return launch_cluster(softmax_bwd_cluster<kLog, kNmax4, 4, false>, ct, rows, s, y, dy, dx, rows, cols);
+  }
+  return launch_cluster(softmax_bwd_cluster<kLog, 2 * kNmax4, 1, false>, ct, rows, s, y, dy, dx, rows, cols);
+}
+
+}  // namespace tapecheck_cuda
