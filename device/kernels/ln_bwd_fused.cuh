@@ -207,8 +207,15 @@ struct LnFusedLaunch {
   void launch() const {
     const size_t smem = sizeof(double) * 2 * N * V * t.threads;
     auto k = ln_bwd_fused<B, N, V, kVec>;
-    if (smem > 48 * 1024) cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                               static_cast<int>(smem));
+    // The limit is a property of the kernel shared by every host thread, so it is raised to
+    // what this instantiation can need at most (1024 threads), the same value from every
+    // caller: raising it to this launch's own need let another thread lower it between the
+    // call and the launch, whose launch then failed (seen once in 156,538 cases on 16
+    // threads: layer_norm_bwd [2, 3759] returned 1).
+    constexpr size_t kMostSmem = sizeof(double) * 2 * N * V * 1024;
+    if (kMostSmem > 48 * 1024)
+      cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           static_cast<int>(kMostSmem));
     k<<<static_cast<unsigned>(grid), t.threads, smem, s>>>(dy, xhat, inv_std, gamma, dx, partial,
                                                           rows, cols, t.T);
   }

@@ -3,18 +3,21 @@
 //   - a row's result (a channel's, for batch norm) does not depend on how many other rows share
 //     the call: rows [a, b) computed alone are bit for bit rows [a, b) of the whole call. The
 //     kernels choose their launch plan from the shape, so this is what keeps a tape that batches
-//     or splits its work differently from changing a single bit.
+//     or splits its work differently from changing a single bit;
+//   - calls from several host threads at once give the bits a call alone gives.
 // Outputs that are sums over rows (layer norm's dgamma/dbeta, a loss) are checked for repetition
 // only. Without a visible GPU (or without the cuda table) these tests say so and pass.
 #include <catch2/catch.hpp>
 
 #include <ATen/ATen.h>
 
+#include <atomic>
 #include <cstring>
 #include <functional>
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tapecheck/device/kernel_table.h"
@@ -282,4 +285,54 @@ TEST_CASE("On a GPU, a row's result does not depend on the rows beside it", "[gp
       }
     }
   }
+}
+
+// The tape may be driven from several host threads (`tapecheck run --jobs`); the kernels' only
+// process-wide state is CUDA's per-kernel attributes. Every entry point is called concurrently
+// from 8 threads on shapes that reach the large-shared-memory tiles (wide rows whose width is
+// not a multiple of 4), and each result must equal the one computed alone.
+TEST_CASE("On a GPU, the cuda kernels give the same bits when called from many threads", "[gpu]") {
+  auto kernels = cudaKernelsOrSkip();
+  if (!kernels) return;
+  const tapecheck_kernels_v1& k = *kernels->table;
+  const std::vector<GridShape> wide = {{2, 3759}, {3, 4095}, {5, 3073}, {2, 2049}, {4, 8192}, {3, 6001}};
+  std::vector<Inputs> inputs;
+  std::vector<std::vector<std::vector<float>>> alone;  // [shape * entries + entry][output]
+  for (const GridShape& s : wide) inputs.emplace_back(s);
+  for (std::size_t si = 0; si < wide.size(); ++si)
+    for (const Entry& e : entries()) {
+      int st = 0;
+      std::vector<std::vector<float>> outs;
+      for (const Output& o : e.call(k, inputs[si], wide[si], 0, wide[si].rows, st))
+        outs.push_back(toHost(o.values));
+      REQUIRE(st == 0);
+      alone.push_back(std::move(outs));
+    }
+  std::atomic<int> failures{0};
+  std::vector<std::string> problems(8);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 20; ++round)
+        for (std::size_t si = 0; si < wide.size(); ++si) {
+          const std::size_t shape = (si + static_cast<std::size_t>(t)) % wide.size();
+          for (std::size_t ei = 0; ei < entries().size(); ++ei) {
+            int st = 0;
+            const auto outs = entries()[ei].call(k, inputs[shape], wide[shape], 0,
+                                                 wide[shape].rows, st);
+            const auto& expected = alone[shape * entries().size() + ei];
+            bool same = st == 0 && outs.size() == expected.size();
+            for (std::size_t o = 0; same && o < outs.size(); ++o)
+              same = firstDifference(toHost(outs[o].values), expected[o], 0).empty();
+            if (!same && failures++ == 0)
+              problems[static_cast<std::size_t>(t)] =
+                  label(entries()[ei], wide[shape]) + " status " + std::to_string(st);
+          }
+        }
+    });
+  for (std::thread& th : threads) th.join();
+  std::string first;
+  for (const std::string& p : problems) if (!p.empty()) first = p;
+  INFO("first difference: " << first);
+  CHECK(failures.load() == 0);
 }
