@@ -49,7 +49,7 @@ std::vector<std::string> defaultVectorPaths();
 // The threads a run uses for jobs = 0: one per hardware thread. Any number gives the same report.
 unsigned defaultJobs();
 
-// The default number of cases per op: 4000 on CPU (~40 s for ATen on one core), 2000 on CUDA
+// The default number of cases per op: 4000 on CPU (~30 s for ATen on one core), 2000 on CUDA
 // (~1 minute on an H200 host with 16 threads: the binary64 reference of 2^22-element cases runs
 // on the host).
 std::uint64_t defaultCasesPerOp(device::DeviceKind d);
