@@ -17,8 +17,8 @@
 #include "tapecheck/conformance/judge.h"
 #include "tapecheck/conformance/reference_tapes.h"
 #include "tapecheck/conformance/values_file.h"
-#include "in_order_pool.h"
 #include "tapecheck/vectors/check.h"
+#include "in_order_pool.h"
 #include "values.h"
 
 #ifndef TAPECHECK_SOURCE_DIR
