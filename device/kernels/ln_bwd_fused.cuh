@@ -3,8 +3,8 @@
 //
 // dx is computed as norm_bwd_regs (norm_tiles.cuh) computes it, on this file's own tile
 // (plan_ln_fused_tile, at most 8 floats a thread), chosen from cols alone: a row's dx still
-// depends only on its data and cols (its sums are grouped differently from round 1's tile,
-// so the last bits may differ from it).
+// depends only on its data and cols (its sums are grouped differently from norm_bwd_regs'
+// tile, so the last bits may differ from what the separate passes give).
 //
 // dgamma[j] = sum_r dy*xhat, dbeta[j] = sum_r dy. Each thread holds the same columns in every
 // row it visits (the tile is fixed for the launch), so it keeps one accumulator per column it
@@ -30,7 +30,8 @@ namespace tapecheck_cuda {
 // than 1024 threads x 8 floats (cols > 8192; > 4096 when cols % 4 != 0) keep the separate
 // column kernel.
 constexpr int kLnFusedUnits = 2;
-// false: layer_norm_bwd back to round 1 (row kernel, then the separate column sums).
+// false: layer_norm_bwd always runs the row kernel, then the separate column sums (as it does
+// for rows past the fused tile).
 constexpr bool kUseLnFused = true;
 
 // Every variant is held to 64 registers (1024 resident threads a multiprocessor) so that one

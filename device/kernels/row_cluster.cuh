@@ -66,10 +66,10 @@ __device__ __forceinline__ double cluster_sum(double v, double* warps, double* s
 // 8 x 1024 x nmax units, the stream kernels.
 constexpr unsigned kMaxCluster = 8;
 constexpr size_t kClusterThreads = 512;
-// false: rows that fit one block of up to 1024 threads stay on the register tiles (round 1),
-// only longer ones take a cluster.
+// false: rows that fit one block of up to 1024 threads stay on the register tiles of one
+// block; only longer ones take a cluster.
 constexpr bool kClusterTakesBigBlocks = true;
-// false: no cluster at all (every op back to round 1's register / stream kernels).
+// false: no cluster at all (every op on its register tiles and stream kernels).
 constexpr bool kUseClusters = true;
 
 struct ClusterTile {

@@ -122,8 +122,9 @@ struct Tile {
 // Rows of up to 8 float4s (cols <= 32) measured at ~0.75 of copy speed with 2 lanes of 4
 // float4s a row: a warp's load then touches 16 rows' lines for 32 bytes each. 4 lanes of 2
 // float4s halve the lines a request touches (8 rows x 64 bytes) for one more butterfly step
-// and half the bytes in flight a lane. An experiment: set kTinyRowUnitsPerLane to 4 to get
-// round 1's tile back.
+// and half the bytes in flight a lane: measured at 0.85-0.98 of copy speed on an H200 across
+// the ops (tools/bench/results/2026-11-30-h200-tiled.*). kTinyRowUnitsPerLane = 4 gives the
+// 2 x 4 tile back.
 constexpr size_t kTinyRowUnits = 8;
 constexpr size_t kTinyRowUnitsPerLane = 2;
 
