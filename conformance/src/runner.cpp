@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "tapecheck/conformance/device_tapes.h"
+#include "tapecheck/conformance/error_stats.h"
 #include "tapecheck/conformance/generators.h"
 #include "tapecheck/conformance/judge.h"
 #include "tapecheck/conformance/reference_tapes.h"
@@ -154,13 +155,6 @@ struct PassAcc {
   PassStats stats;
   std::vector<double> errors;
 };
-
-double percentile99(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t k = static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(v.size())));
-  return v[std::min(v.size() - 1, k == 0 ? 0 : k - 1)];
-}
 
 double mean(const std::vector<double>& v) {
   double s = 0;
@@ -466,7 +460,7 @@ class Run {
       g.stats.maxUlps = std::max(g.stats.maxUlps,
                                  g.errors.empty() ? 0.0 : *std::max_element(g.errors.begin(),
                                                                             g.errors.end()));
-      g.stats.p99Ulps = percentile99(g.errors);
+      g.stats.p99Ulps = p99(g.errors);
       r.tests += g.stats.cases;
       r.failed += g.stats.failures;
       r.mistrusted += g.stats.mistrusted;
@@ -478,7 +472,7 @@ class Run {
       PassStats s = p.stats;
       if (!p.errors.empty())
         s.maxUlps = std::max(s.maxUlps, *std::max_element(p.errors.begin(), p.errors.end()));
-      s.p99Ulps = percentile99(p.errors);
+      s.p99Ulps = p99(p.errors);
       s.meanUlps = mean(p.errors);
       s.errorsUlps = p.errors;
       // The worst failures of the pass, worst first, from its groups.

@@ -75,6 +75,23 @@ inline Result<std::uint64_t> parseUnsigned(const std::string& option, const std:
   return static_cast<std::uint64_t>(std::stoull(text));
 }
 
+// --shard I/N: one of N deterministic parts of a run, 0 <= I < N < 2^32.
+struct ShardOption {
+  std::uint32_t index = 0, count = 1;
+};
+inline Result<ShardOption> parseShard(const std::string& text) {
+  const Error bad{"option --shard needs I/N with 0 <= I < N, got '" + text + "'"};
+  const auto slash = text.find('/');
+  if (slash == std::string::npos) return bad;
+  auto index = parseUnsigned("--shard", text.substr(0, slash));
+  auto count = parseUnsigned("--shard", text.substr(slash + 1));
+  if (!index || !count || count.value() == 0 || index.value() >= count.value() ||
+      count.value() > 0xFFFFFFFFu)
+    return bad;
+  return ShardOption{static_cast<std::uint32_t>(index.value()),
+                     static_cast<std::uint32_t>(count.value())};
+}
+
 // --jobs N: worker threads, 1..1024 (more than any machine this runs on; beyond it a typo).
 inline Result<unsigned> parseJobs(const std::string& text) {
   auto v = parseUnsigned("--jobs", text);

@@ -45,19 +45,6 @@ int cannotCertify(const std::string& message) {
   return kExitUsage;
 }
 
-Result<ShardInfo> parseShard(const std::string& text) {
-  const auto slash = text.find('/');
-  const Error bad{"option --shard needs I/N with 0 <= I < N, got '" + text + "'"};
-  if (slash == std::string::npos) return bad;
-  Result<std::uint64_t> index = parseUnsigned("--shard", text.substr(0, slash));
-  Result<std::uint64_t> count = parseUnsigned("--shard", text.substr(slash + 1));
-  if (!index || !count || count.value() == 0 || index.value() >= count.value() ||
-      count.value() > 0xFFFFFFFFu)
-    return bad;
-  return ShardInfo{static_cast<std::uint32_t>(index.value()),
-                   static_cast<std::uint32_t>(count.value())};
-}
-
 struct Baseline {
   Certificate cert;
   std::string sha256;  // of the file's bytes
@@ -167,9 +154,9 @@ int certifyRun(const Words& args) {
   }
   std::optional<ShardInfo> shard;
   if (auto text = a.get("--shard")) {
-    Result<ShardInfo> s = parseShard(*text);
+    Result<ShardOption> s = parseShard(*text);
     if (!s) return usageError(s.message());
-    shard = s.value();
+    shard = ShardInfo{s.value().index, s.value().count};
     run.shardIndex = shard->index;
     run.shardCount = shard->count;
   }

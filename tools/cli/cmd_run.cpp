@@ -42,19 +42,6 @@ std::vector<std::string> splitList(const std::string& text) {
   return out;
 }
 
-Result<std::pair<std::uint32_t, std::uint32_t>> parseShard(const std::string& text) {
-  const Error bad{"option --shard needs I/N with 0 <= I < N, got '" + text + "'"};
-  const auto slash = text.find('/');
-  if (slash == std::string::npos) return bad;
-  auto index = parseUnsigned("--shard", text.substr(0, slash));
-  auto count = parseUnsigned("--shard", text.substr(slash + 1));
-  if (!index || !count || count.value() == 0 || index.value() >= count.value() ||
-      count.value() > 0xFFFFFFFFu)
-    return bad;
-  return std::make_pair(static_cast<std::uint32_t>(index.value()),
-                        static_cast<std::uint32_t>(count.value()));
-}
-
 }  // namespace
 
 int runCommand(const Words& args) {
@@ -103,8 +90,8 @@ int runCommand(const Words& args) {
   if (auto s = a.get("--shard")) {
     auto v = parseShard(*s);
     if (!v) return usageError(v.message());
-    o.shardIndex = v.value().first;
-    o.shardCount = v.value().second;
+    o.shardIndex = v.value().index;
+    o.shardCount = v.value().count;
   }
   if (auto j = a.get("--jobs")) {
     auto v = parseJobs(*j);

@@ -6,6 +6,8 @@
 #include <ctime>
 #include <limits>
 
+#include "tapecheck/conformance/error_stats.h"
+
 namespace tapecheck::certify {
 
 const char* verdictWord(Verdict v) { return v == Verdict::Certified ? "certified" : "rejected"; }
@@ -18,9 +20,7 @@ ErrorSummary summarizeErrors(std::vector<double> errors) {
   std::sort(errors.begin(), errors.end());
   const std::size_t n = errors.size();
   s.maxUlps = errors.back();
-  // Nearest rank: the smallest value with at least 99% of the list at or below it.
-  const std::size_t rank = (99 * n + 99) / 100;  // ceil(0.99 n), >= 1
-  s.p99Ulps = errors[std::min(n, rank) - 1];
+  s.p99Ulps = conformance::p99OfSorted(errors);
   double sum = 0;
   for (double e : errors) sum += e;
   s.meanUlps = sum / static_cast<double>(n);
