@@ -8,8 +8,9 @@ const tapecheck_kernels_v1 kTable = {
     /*abi_version=*/1u,
     /*name=*/"tapecheck-cuda",
     // 1.0.0: the first, generic row engine (certified on an H200, vectors/certificates/).
-    // 1.1.0: the tiled kernels of README.md (not yet certified; see conformance/results/).
-    /*version=*/"1.1.0",
+    // 1.1.0: the tiled kernels of README.md (never certified; see conformance/results/).
+    // 1.2.0: 1.1.0 with the register and streaming topk_mask kernels (README.md).
+    /*version=*/"1.2.0",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,

@@ -2,332 +2,90 @@
 // Order: larger value first; equal values, lower index first; NaN below every number (-inf
 // included), NaNs among themselves by index.
 //
-// Method: map each value to a 32-bit key whose unsigned order is that value order (NaN -> 0,
-// -0 -> +0 so equal values share a key), find T, the k-th largest key, by a radix search,
-// then keep key > T, and of the keys equal to T the (k - count(key > T)) with lowest index.
-// This is exactly "rank < k" with rank = number of entries that beat this one.
+// Plans, by row length: a group of lanes (up to a warp) per row up to kGroupMaxCols, one block
+// per row up to kBlockRowMaxCols, both holding the row in registers and selecting with
+// topk_select.cuh; longer rows stream through one block each (topk_stream.cuh), or, for k
+// beyond kStreamMaxK and for a few very long rows, go to the histogram kernels of
+// topk_histogram.cu, which re-read the row once per pass.
 #include "common.cuh"
 #include "entry.h"
+#include "topk_histogram.h"
+#include "topk_select.cuh"
+#include "topk_stream.cuh"
 
 namespace tapecheck_cuda {
 namespace {
 
-__device__ __forceinline__ uint32_t rank_key(float x) {
-  if (x != x) return 0u;
-  uint32_t u = __float_as_uint(x);
-  if ((u << 1) == 0u) u = 0u;  // -0 == +0
-  // Negative floats order backwards as integers: flip all their bits; lift the positives.
-  // -inf becomes 0x007fffff, so 0 (NaN) stays strictly below every number.
-  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+// key[i] = the key of entry member + i * stride, 0 past `cols`. Rows that fill every slot (all
+// of the benchmark's) load without a bounds test per entry.
+template <int VPT>
+__device__ __forceinline__ void load_keys(uint32_t (&key)[VPT], const float* xr, uint32_t member,
+                                          uint32_t stride, uint32_t cols) {
+  if (member + static_cast<uint32_t>(VPT - 1) * stride < cols) {
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) key[i] = rank_key(xr[member + static_cast<uint32_t>(i) * stride]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) {
+      const uint32_t j = member + static_cast<uint32_t>(i) * stride;
+      key[i] = j < cols ? rank_key(xr[j]) : 0u;
+    }
+  }
 }
 
-// Rows of at most 1024: g lanes per row (as in the row engine), VPT keys per lane in
-// registers. T is found bit by bit from the top: keep bit b if at least k keys are >= the
-// candidate. Counts are ballots, so the row never leaves registers.
-template <int VPT>
-__global__ void __launch_bounds__(kBlock)
-    topk_by_group(size_t rows, uint32_t cols, uint32_t k, unsigned g, const float* x, float* mask) {
-  const unsigned lane_w = threadIdx.x & 31u;
-  const unsigned lane = threadIdx.x & (g - 1);
-  const unsigned group = threadIdx.x / g;
-  const unsigned first_lane = lane_w & ~(g - 1);
-  const uint32_t group_bits = (g == 32u) ? 0xffffffffu : (((1u << g) - 1u) << first_lane);
-  const uint32_t below_me = (1u << lane_w) - 1u;
-  const size_t rows_per_block = kBlock / g;
+// The shortcut of topk_select.cuh that bounds T by the members' maxima pays for its own search
+// only when each member holds several entries.
+constexpr int kBoundMinSlots = 8;
 
-  for (size_t first = blockIdx.x * rows_per_block; first < rows;
-       first += static_cast<size_t>(gridDim.x) * rows_per_block) {
+// Rows of at most kGroupMaxCols: G lanes per row, VPT keys per lane. A search step costs a
+// lane a few instructions per key plus a reduction across its group, so more keys a lane spread
+// the reduction's cost. Measured on the H200 (tools/bench, 2^28 floats, k = 1, 8, 64, before
+// the candidates of topk_select.cuh): at 128 to 512 columns 16 keys a lane beat 8 and 32, and
+// at 1024 columns a warp of 32-key lanes (110 registers) ran at 0.20-0.24 of copy bandwidth
+// where a block per row ran at 0.34-0.39, so rows beyond 512 go to topk_by_block.
+constexpr uint32_t kGroupMaxCols = 512;
+constexpr uint32_t kGroupSlots = 16;
+// Rows of at most 32 columns: 8 keys a lane (4 lanes at 32 columns), which ran at 0.46 (k = 1)
+// and 0.33 (k = 8) of copy bandwidth where 16 keys (2 lanes) ran at 0.24 and 0.27.
+constexpr uint32_t kShortRowMaxCols = 32;
+constexpr uint32_t kShortRowSlots = 8;
+
+template <unsigned G, int VPT>
+__global__ void __launch_bounds__(kBlock)
+    topk_by_group(size_t rows, uint32_t cols, uint32_t k, const float* x, float* mask) {
+  LaneTeam<G> team;
+  const unsigned group = threadIdx.x / G;
+  constexpr size_t kRowsPerBlock = kBlock / G;
+  // Uniform over the block, so every lane of a warp takes the same trips.
+  for (size_t first = blockIdx.x * kRowsPerBlock; first < rows;
+       first += static_cast<size_t>(gridDim.x) * kRowsPerBlock) {
     const size_t row = first + group;
     const bool live = row < rows;
-    const size_t base = live ? row * cols : 0;
+    const float* xr = x + (live ? row * cols : 0);
     uint32_t key[VPT];
-    bool in[VPT];
-#pragma unroll
-    for (int i = 0; i < VPT; ++i) {
-      const uint32_t j = lane + static_cast<uint32_t>(i) * g;
-      in[i] = live && j < cols;
-      key[i] = in[i] ? rank_key(x[base + j]) : 0u;
-    }
-    // Candidates are >= 1, so padding (key 0) never counts here.
-    uint32_t t = 0;
-    for (int b = 31; b >= 0; --b) {
-      const uint32_t cand = t | (1u << b);
-      uint32_t n = 0;
-#pragma unroll
-      for (int i = 0; i < VPT; ++i) n += __popc(__ballot_sync(0xffffffffu, key[i] >= cand) & group_bits);
-      if (n >= k) t = cand;
-    }
-    uint32_t greater = 0;
-#pragma unroll
-    for (int i = 0; i < VPT; ++i) greater += __popc(__ballot_sync(0xffffffffu, in[i] && key[i] > t) & group_bits);
-    const uint32_t need = k - greater;  // how many keys equal to t are kept, lowest index first
-    uint32_t equal_before = 0;          // keys equal to t in earlier slots (lower indices)
-#pragma unroll
-    for (int i = 0; i < VPT; ++i) {
-      const bool eq = in[i] && key[i] == t;
-      const uint32_t bits = __ballot_sync(0xffffffffu, eq) & group_bits;
-      const uint32_t rank = equal_before + __popc(bits & below_me);
-      if (in[i]) {
-        const uint32_t j = lane + static_cast<uint32_t>(i) * g;
-        mask[base + j] = (key[i] > t || (eq && rank < need)) ? 1.0f : 0.0f;
-      }
-      equal_before += __popc(bits);
-    }
+    load_keys<VPT>(key, xr, team.member, G, live ? cols : 0u);
+    topk_row<VPT>(team, key, cols, k, VPT >= kBoundMinSlots, live, mask + (live ? row * cols : 0));
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Longer rows: T is narrowed one byte at a time with 256-bin histograms of the keys that match
-// the bytes chosen so far (integer counts: exact whatever the order of the atomic adds).
+// Rows up to kBlockRowMaxCols: one block per row, kBlockRowSlots keys per thread. At 4096 to
+// 16384 columns this ran at 0.50-0.72 of copy bandwidth on the H200, the streaming kernel at
+// 0.22-0.50 and the histogram kernels at 0.30-0.49.
+constexpr int kBlockRowSlots = 16;
+constexpr unsigned kBlockRowMaxThreads = 1024;
+constexpr uint32_t kBlockRowMaxCols = 16384;
+static_assert(kBlockRowMaxCols <= kBlockRowMaxThreads * kBlockRowSlots, "a row fits a block");
 
-static_assert(kBlock == 256, "one histogram bin per thread");
-
-struct Digit {
-  uint32_t digit;  // the byte of T chosen by this pass
-  uint32_t above;  // keys (matching the prefix) in higher bins
-  uint32_t count;  // keys in the chosen bin
-};
-
-// Run by a full warp; every lane gets the result. The chosen bin d satisfies
-// above(d) < remaining <= above(d) + hist[d], so the remaining-th largest key lies in it.
-__device__ Digit select_digit(const uint32_t* hist, uint32_t remaining) {
-  const unsigned lane = threadIdx.x & 31u;
-  uint32_t c[8];
-  uint32_t mine = 0;
-  // Lane l holds bins 255-8l down to 248-8l, so lanes run from high bins to low ones.
-#pragma unroll
-  for (int q = 0; q < 8; ++q) {
-    c[q] = hist[255u - 8u * lane - q];
-    mine += c[q];
-  }
-  uint32_t above = mine;
-#pragma unroll
-  for (unsigned off = 1; off < 32; off <<= 1) {
-    const uint32_t v = __shfl_up_sync(0xffffffffu, above, off);
-    if (lane >= off) above += v;
-  }
-  above -= mine;
-  Digit d{0, 0, 0};
-  bool found = false;
-#pragma unroll
-  for (int q = 0; q < 8; ++q) {
-    if (above < remaining && remaining <= above + c[q]) {
-      d = Digit{255u - 8u * lane - q, above, c[q]};
-      found = true;
-    }
-    above += c[q];
-  }
-  const int src = __ffs(__ballot_sync(0xffffffffu, found)) - 1;
-  d.digit = __shfl_sync(0xffffffffu, d.digit, src);
-  d.above = __shfl_sync(0xffffffffu, d.above, src);
-  d.count = __shfl_sync(0xffffffffu, d.count, src);
-  return d;
-}
-
-// Exclusive prefix sum over the block, in thread order; *total gets the block's sum.
-__device__ uint32_t block_exclusive_scan(uint32_t v, uint32_t* warp_sums, uint32_t* total) {
-  const unsigned lane = threadIdx.x & 31u;
-  const unsigned warp = threadIdx.x >> 5;
-  uint32_t inc = v;
-#pragma unroll
-  for (unsigned off = 1; off < 32; off <<= 1) {
-    const uint32_t u = __shfl_up_sync(0xffffffffu, inc, off);
-    if (lane >= off) inc += u;
-  }
-  if (lane == 31u) warp_sums[warp] = inc;
-  __syncthreads();
-  uint32_t before = 0, sum = 0;
-  for (unsigned w = 0; w < kBlock / 32; ++w) {
-    if (w < warp) before += warp_sums[w];
-    sum += warp_sums[w];
-  }
-  __syncthreads();
-  *total = sum;
-  return before + inc - v;
-}
-
-// Writes the mask of row entries [lo, hi), given T = t, the number `need` of keys equal to t
-// that are kept, how many keys equal t in the whole row, and how many of them lie before lo.
-// All arguments are block-uniform (the scan below has barriers).
-__device__ void write_range(const float* xr, float* mr, size_t lo, size_t hi, uint32_t t,
-                            uint32_t need, uint32_t equal_count, uint32_t equal_before,
-                            uint32_t* warp_sums) {
-  if (need == equal_count || equal_before >= need) {
-    // Every key equal to t is kept, or none in this range is: no ranking by index needed.
-    const bool keep_equal = need == equal_count;
-    for (size_t j = lo + threadIdx.x; j < hi; j += kBlock) {
-      const uint32_t key = rank_key(xr[j]);
-      mr[j] = (key > t || (keep_equal && key == t)) ? 1.0f : 0.0f;
-    }
-    return;
-  }
-  uint32_t seen = equal_before;
-  for (size_t tile = lo; tile < hi; tile += kBlock) {
-    const size_t j = tile + threadIdx.x;
-    const bool in = j < hi;
-    const uint32_t key = in ? rank_key(xr[j]) : 0u;
-    const bool eq = in && key == t;
-    uint32_t tile_equal;
-    const uint32_t rank = seen + block_exclusive_scan(eq ? 1u : 0u, warp_sums, &tile_equal);
-    if (in) mr[j] = (key > t || (eq && rank < need)) ? 1.0f : 0.0f;
-    seen += tile_equal;
-  }
-}
-
-// One block per row; the row is re-read from memory (L1/L2) on each of its five passes.
-__global__ void __launch_bounds__(kBlock)
+__global__ void __launch_bounds__(kBlockRowMaxThreads)
     topk_by_block(size_t rows, uint32_t cols, uint32_t k, const float* x, float* mask) {
-  __shared__ uint32_t hist[256];
-  __shared__ Digit chosen;
-  __shared__ uint32_t warp_sums[kBlock / 32];
+  __shared__ BlockTeamScratch scratch;
+  BlockTeam team(&scratch);
   for (size_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const float* xr = x + row * cols;
-    uint32_t prefix = 0, prefix_mask = 0, remaining = k, equal_count = 0;
-    for (int shift = 24; shift >= 0; shift -= 8) {
-      hist[threadIdx.x] = 0;
-      __syncthreads();
-      for (size_t j = threadIdx.x; j < cols; j += kBlock) {
-        const uint32_t key = rank_key(xr[j]);
-        if ((key & prefix_mask) == prefix) atomicAdd(&hist[(key >> shift) & 0xffu], 1u);
-      }
-      __syncthreads();
-      if (threadIdx.x < 32) {
-        const Digit d = select_digit(hist, remaining);
-        if (threadIdx.x == 0) chosen = d;
-      }
-      __syncthreads();
-      prefix |= chosen.digit << shift;
-      prefix_mask |= 0xffu << shift;
-      remaining -= chosen.above;
-      equal_count = chosen.count;
-      __syncthreads();  // `chosen` and `hist` are rewritten by the next pass
-    }
-    write_range(xr, mask + row * cols, 0, cols, prefix, remaining, equal_count, 0, warp_sums);
+    uint32_t key[kBlockRowSlots];
+    load_keys<kBlockRowSlots>(key, xr, threadIdx.x, blockDim.x, cols);
+    topk_row<kBlockRowSlots>(team, key, cols, k, true, true, mask + row * cols);
   }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Few very long rows: the same passes, each row cut into chunks of kChunk handled by separate
-// blocks. Histograms are summed in memory with integer atomics (exact, order-free); a small
-// kernel per pass picks the byte; the keys equal to T are then counted per chunk and
-// prefix-summed per row so that each chunk knows how many precede it.
-
-constexpr size_t kSplitMaxRows = 256;
-constexpr uint32_t kSplitMinCols = 65536;
-constexpr uint32_t kChunk = 16384;
-
-struct SplitState {
-  uint32_t prefix, prefix_mask, remaining, equal_count;
-};
-
-__global__ void split_init(SplitState* st, size_t rows, uint32_t k) {
-  const size_t i = static_cast<size_t>(blockIdx.x) * kBlock + threadIdx.x;
-  if (i < rows) st[i] = SplitState{0u, 0u, k, 0u};
-}
-
-__device__ __forceinline__ void chunk_range(size_t nchunks, uint32_t cols, size_t* row, size_t* lo,
-                                            size_t* hi) {
-  *row = blockIdx.x / nchunks;
-  *lo = (blockIdx.x % nchunks) * kChunk;
-  *hi = *lo + kChunk < cols ? *lo + kChunk : cols;
-}
-
-__global__ void __launch_bounds__(kBlock)
-    split_hist(const float* x, uint32_t cols, size_t nchunks, int shift, const SplitState* st,
-               uint32_t* hist) {
-  __shared__ uint32_t h[256];
-  size_t row, lo, hi;
-  chunk_range(nchunks, cols, &row, &lo, &hi);
-  h[threadIdx.x] = 0;
-  __syncthreads();
-  const SplitState s = st[row];
-  const float* xr = x + row * cols;
-  for (size_t j = lo + threadIdx.x; j < hi; j += kBlock) {
-    const uint32_t key = rank_key(xr[j]);
-    if ((key & s.prefix_mask) == s.prefix) atomicAdd(&h[(key >> shift) & 0xffu], 1u);
-  }
-  __syncthreads();
-  if (h[threadIdx.x] != 0) atomicAdd(&hist[row * 256 + threadIdx.x], h[threadIdx.x]);
-}
-
-__global__ void split_select(const uint32_t* hist, SplitState* st, int shift) {
-  const size_t row = blockIdx.x;
-  SplitState s = st[row];
-  const Digit d = select_digit(hist + row * 256, s.remaining);
-  if (threadIdx.x == 0) {
-    s.prefix |= d.digit << shift;
-    s.prefix_mask |= 0xffu << shift;
-    s.remaining -= d.above;
-    s.equal_count = d.count;
-    st[row] = s;
-  }
-}
-
-__global__ void __launch_bounds__(kBlock)
-    split_count_equal(const float* x, uint32_t cols, size_t nchunks, const SplitState* st,
-                      uint32_t* equal) {
-  size_t row, lo, hi;
-  chunk_range(nchunks, cols, &row, &lo, &hi);
-  const SplitState s = st[row];
-  if (s.remaining == s.equal_count) return;  // all equal keys kept: no ranking needed
-  const float* xr = x + row * cols;
-  uint32_t n = 0;
-  for (size_t tile = lo; tile < hi; tile += kBlock) {
-    const size_t j = tile + threadIdx.x;
-    n += __syncthreads_count(j < hi && rank_key(xr[j]) == s.prefix);
-  }
-  if (threadIdx.x == 0) equal[blockIdx.x] = n;
-}
-
-// In place: per row, the count of equal keys in each chunk becomes the count before it.
-__global__ void __launch_bounds__(kBlock)
-    split_scan_equal(uint32_t* equal, size_t nchunks, const SplitState* st) {
-  __shared__ uint32_t warp_sums[kBlock / 32];
-  const size_t row = blockIdx.x;
-  const SplitState s = st[row];
-  if (s.remaining == s.equal_count) return;
-  uint32_t* e = equal + row * nchunks;
-  uint32_t running = 0;
-  for (size_t tile = 0; tile < nchunks; tile += kBlock) {
-    const size_t c = tile + threadIdx.x;
-    const uint32_t v = c < nchunks ? e[c] : 0u;
-    uint32_t tile_sum;
-    const uint32_t before = block_exclusive_scan(v, warp_sums, &tile_sum);
-    if (c < nchunks) e[c] = running + before;
-    running += tile_sum;
-  }
-}
-
-__global__ void __launch_bounds__(kBlock)
-    split_write(const float* x, float* mask, uint32_t cols, size_t nchunks, const SplitState* st,
-                const uint32_t* equal_before) {
-  __shared__ uint32_t warp_sums[kBlock / 32];
-  size_t row, lo, hi;
-  chunk_range(nchunks, cols, &row, &lo, &hi);
-  const SplitState s = st[row];
-  const uint32_t before = s.remaining == s.equal_count ? 0u : equal_before[blockIdx.x];
-  write_range(x + row * cols, mask + row * cols, lo, hi, s.prefix, s.remaining, s.equal_count,
-              before, warp_sums);
-}
-
-int topk_split(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k, const float* x, float* mask) {
-  const size_t nchunks = ceil_div(cols, kChunk);
-  const unsigned blocks = static_cast<unsigned>(rows * nchunks);
-  Scratch scratch(s);
-  auto* st = scratch.get<SplitState>(rows);
-  auto* hist = scratch.get<uint32_t>(rows * 256);
-  auto* equal = scratch.get<uint32_t>(rows * nchunks);
-  if (st == nullptr || hist == nullptr || equal == nullptr) return 1;
-  split_init<<<static_cast<unsigned>(ceil_div(rows, kBlock)), kBlock, 0, s>>>(st, rows, k);
-  for (int shift = 24; shift >= 0; shift -= 8) {
-    if (cudaMemsetAsync(hist, 0, rows * 256 * sizeof(uint32_t), s) != cudaSuccess) return 1;
-    split_hist<<<blocks, kBlock, 0, s>>>(x, cols, nchunks, shift, st, hist);
-    split_select<<<static_cast<unsigned>(rows), 32, 0, s>>>(hist, st, shift);
-  }
-  split_count_equal<<<blocks, kBlock, 0, s>>>(x, cols, nchunks, st, equal);
-  split_scan_equal<<<static_cast<unsigned>(rows), kBlock, 0, s>>>(equal, nchunks, st);
-  split_write<<<blocks, kBlock, 0, s>>>(x, mask, cols, nchunks, st, equal);
-  return launch_status();
 }
 
 __global__ void __launch_bounds__(kBlock) fill_kernel(float* out, size_t n, float value) {
@@ -337,10 +95,32 @@ __global__ void __launch_bounds__(kBlock) fill_kernel(float* out, size_t n, floa
   }
 }
 
-template <int VPT>
-void launch_group(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k, unsigned g,
-                  const float* x, float* mask) {
-  topk_by_group<VPT><<<grid_for(rows, kBlock / g), kBlock, 0, s>>>(rows, cols, k, g, x, mask);
+template <unsigned G, int VPT>
+void launch_group(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k, const float* x,
+                  float* mask) {
+  topk_by_group<G, VPT><<<grid_for(rows, kBlock / G), kBlock, 0, s>>>(rows, cols, k, x, mask);
+}
+
+// G = the lanes that give each `slots` keys (at most 32); a row of at most `slots` columns is
+// one thread's, with the next power of two of slots.
+int launch_group_plan(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k, const float* x,
+                      float* mask) {
+  static_assert(kGroupMaxCols == 32 * kGroupSlots, "a warp of kGroupSlots at most");
+  const uint32_t slots = cols <= kShortRowMaxCols ? kShortRowSlots : kGroupSlots;
+  const unsigned g = next_pow2(static_cast<unsigned>(ceil_div(cols, slots)));
+  const unsigned vpt = next_pow2(static_cast<unsigned>(ceil_div(cols, g)));
+  switch (g * 100 + vpt) {  // the (G, VPT) pairs the slots above produce
+    case 102: launch_group<1, 2>(s, rows, cols, k, x, mask); return 0;
+    case 104: launch_group<1, 4>(s, rows, cols, k, x, mask); return 0;
+    case 108: launch_group<1, 8>(s, rows, cols, k, x, mask); return 0;
+    case 208: launch_group<2, 8>(s, rows, cols, k, x, mask); return 0;
+    case 408: launch_group<4, 8>(s, rows, cols, k, x, mask); return 0;
+    case 416: launch_group<4, 16>(s, rows, cols, k, x, mask); return 0;
+    case 816: launch_group<8, 16>(s, rows, cols, k, x, mask); return 0;
+    case 1616: launch_group<16, 16>(s, rows, cols, k, x, mask); return 0;
+    case 3216: launch_group<32, 16>(s, rows, cols, k, x, mask); return 0;
+    default: return 1;
+  }
 }
 
 }  // namespace
@@ -353,21 +133,17 @@ int topk_mask(void* stream, uint32_t rows, uint32_t cols, uint32_t k, const floa
     fill_kernel<<<grid_for(total, kBlock), kBlock, 0, s>>>(mask, total, v);
     return launch_status();
   }
-  if (cols <= 1024) {
-    const unsigned g = cols <= 32 ? next_pow2(cols) : 32u;
-    switch (next_pow2((cols + g - 1) / g)) {
-      case 1: launch_group<1>(s, rows, cols, k, g, x, mask); break;
-      case 2: launch_group<2>(s, rows, cols, k, g, x, mask); break;
-      case 4: launch_group<4>(s, rows, cols, k, g, x, mask); break;
-      case 8: launch_group<8>(s, rows, cols, k, g, x, mask); break;
-      case 16: launch_group<16>(s, rows, cols, k, g, x, mask); break;
-      case 32: launch_group<32>(s, rows, cols, k, g, x, mask); break;
-      default: return 1;
-    }
+  if (cols <= kGroupMaxCols) {
+    if (launch_group_plan(s, rows, cols, k, x, mask) != 0) return 1;
   } else if (rows < kSplitMaxRows && cols >= kSplitMinCols) {
     return topk_split(s, rows, cols, k, x, mask);
+  } else if (cols <= kBlockRowMaxCols) {
+    const unsigned threads = static_cast<unsigned>(ceil_div(ceil_div(cols, kBlockRowSlots), 32) * 32);
+    topk_by_block<<<grid_for(rows, 1), threads, 0, s>>>(rows, cols, k, x, mask);
+  } else if (k <= kStreamMaxK) {
+    topk_by_stream<<<grid_for(rows, 1), kStreamThreads, 0, s>>>(rows, cols, k, x, mask);
   } else {
-    topk_by_block<<<grid_for(rows, 1), kBlock, 0, s>>>(rows, cols, k, x, mask);
+    return topk_histogram_rows(s, rows, cols, k, x, mask);
   }
   return launch_status();
 }

@@ -21,9 +21,11 @@
 #include <thread>
 #include <vector>
 
+#include "gpu_support.h"
 #include "tapecheck/device/kernel_table.h"
 
 using namespace tapecheck::device;
+using namespace tapecheck::device::testing;
 
 namespace {
 
@@ -48,18 +50,6 @@ std::vector<float> randomValues(std::size_t n, std::uint32_t seed, float lo, flo
   std::vector<float> v(n);
   for (float& x : v) x = u(gen);
   return v;
-}
-
-at::Tensor onGpu(const std::vector<float>& v) {
-  return at::from_blob(const_cast<float*>(v.data()), {static_cast<std::int64_t>(v.size())},
-                       at::kFloat)
-      .to(at::kCUDA);
-}
-
-at::Tensor gpuBuffer(std::size_t n) {
-  // NaN-filled: an element a kernel forgets to write shows as a difference, not as a lucky 0.
-  return at::full({static_cast<std::int64_t>(n > 0 ? n : 1)}, std::nanf(""),
-                  at::TensorOptions().dtype(at::kFloat).device(at::kCUDA));
 }
 
 // The inputs of every entry point for one [rows, cols] shape (batch norm: channels = rows,
@@ -199,11 +189,6 @@ const std::vector<Entry>& entries() {
   return e;
 }
 
-std::vector<float> toHost(const at::Tensor& t) {
-  at::Tensor h = t.to(at::kCPU).contiguous();
-  return std::vector<float>(h.data_ptr<float>(), h.data_ptr<float>() + h.numel());
-}
-
 // Bitwise comparison (NaN payloads included); the first difference, or "" when identical.
 std::string firstDifference(const std::vector<float>& a, const std::vector<float>& b,
                             std::size_t offsetInA) {
@@ -213,19 +198,6 @@ std::string firstDifference(const std::vector<float>& a, const std::vector<float
              " vs " + std::to_string(b[i]);
   }
   return "";
-}
-
-std::optional<KernelTable> cudaKernelsOrSkip() {
-  if (!gpuVisible()) {
-    WARN("no CUDA GPU visible to LibTorch: skipped");
-    return std::nullopt;
-  }
-  auto kernels = loadKernelTable("cuda", DeviceKind::Cuda);
-  if (!kernels) {
-    WARN("built-in cuda kernels unavailable: " << kernels.message());
-    return std::nullopt;
-  }
-  return std::move(kernels).value();
 }
 
 std::string label(const Entry& e, GridShape s) {

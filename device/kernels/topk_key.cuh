@@ -1,0 +1,20 @@
+// The order of topKMask (SPEC.md) as an unsigned integer order.
+#pragma once
+
+#include "common.cuh"
+
+namespace tapecheck_cuda {
+
+// A 32-bit key whose unsigned order is topKMask's value order: larger value, larger key; NaN
+// below every number (-inf included); -0 and +0 equal. Ties are then broken by index.
+__device__ __forceinline__ uint32_t rank_key(float x) {
+  // x + 0 turns -0 into +0 (round to nearest) and changes nothing else a key depends on.
+  const uint32_t u = __float_as_uint(__fadd_rn(x, 0.0f));
+  // Negative floats order backwards as integers: flip all their bits; lift the positives.
+  // -inf becomes 0x007fffff, so 0 (NaN) stays strictly below every number, and +inf becomes
+  // 0xff800000, so key + 1 never overflows.
+  const uint32_t key = u ^ (static_cast<uint32_t>(static_cast<int32_t>(u) >> 31) | 0x80000000u);
+  return x != x ? 0u : key;
+}
+
+}  // namespace tapecheck_cuda

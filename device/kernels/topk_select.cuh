@@ -1,0 +1,184 @@
+// topKMask of one row held in registers by a team (topk_teams.cuh), k in [1, cols).
+//
+// Let T be the k-th largest key of the row (topk_key.cuh). The kept entries are the keys > T
+// and, of the keys == T, the first (k - count(key > T)) by index. T is the largest t with
+// count(key >= t) >= k, found one bit at a time from the top, with three shortcuts:
+//   - T lies between a lower bound `low` and the row's largest key, so it shares their leading
+//     bits and the search starts below them. `low` is the row's smallest key or, when each
+//     member holds many entries, the k-th largest of the members' maxima (of their chunks'
+//     maxima when k exceeds the members): those are k distinct entries, so T is at least that,
+//     and usually within a few bits of it.
+//   - With that bound, only the keys >= low (the candidates, usually a few more than k) can
+//     change a count the search makes, so each member gathers its candidates into kCandidates
+//     registers and the search counts those instead of every key, unless some member has more.
+//   - As soon as count(key >= t) == k, the keys >= t are exactly the kept entries (each is
+//     beaten only by keys >= t, fewer than k of them), whatever T's remaining bits are. On rows
+//     without a tie at T this ends the search a few bits after the keys at rank k and k + 1
+//     part.
+// Keys are integers, so every count is exact and the result does not depend on any order.
+#pragma once
+
+#include "topk_key.cuh"
+#include "topk_teams.cuh"
+
+namespace tapecheck_cuda {
+
+// Two registers of candidates a thread: four were up to 5% slower at k = 1 and 8 on the H200
+// and no faster at k = 64, where both overflow often and the search counts every key.
+constexpr int kCandidates = 2;
+
+// t holds the bits above `bit` that every value in [low, high] shares; the search goes on from
+// `bit` (-1: low == high, nothing left to find).
+struct SearchStart {
+  uint32_t t;
+  int bit;
+};
+
+__device__ __forceinline__ SearchStart common_prefix(uint32_t low, uint32_t high) {
+  if (low >= high) return SearchStart{low, -1};
+  const int h = 31 - __clz(low ^ high);
+  const uint32_t above = h == 31 ? 0u : (~0u << (h + 1));
+  return SearchStart{low & above, h};
+}
+
+// Raises t bit by bit while count_at_least(t) >= k holds (it must hold at the start); sets
+// `done` and stops when the count is exactly k. Without `done`, the result is the largest such t.
+template <class Team, class CountAtLeast>
+__device__ uint32_t search_down(Team& team, SearchStart start, uint32_t k, bool& done,
+                                CountAtLeast count_at_least) {
+  uint32_t t = start.t;
+  // A team that starts below the warp's highest bit re-checks bits it already knows: a set one
+  // gives cand == t (count >= k), a clear one cand > T (count < k). Neither changes t wrongly.
+  for (int b = team.uniform_bit(start.bit); b >= 0; --b) {
+    if (team.all(done)) break;
+    const uint32_t cand = t | (1u << b);
+    const uint32_t n = count_at_least(cand);
+    if (!done && n >= k) {
+      t = cand;
+      done = n == k;
+    }
+  }
+  return t;
+}
+
+// A lower bound of T from the members' maxima, or `low` when k exceeds the maxima there are.
+// Maxima of padding and NaN are 0, below every candidate, so they are never counted.
+template <int kChunks, class Team>
+__device__ uint32_t bound_from_maxima(Team& team, const uint32_t (&chunk_max)[kChunks],
+                                      uint32_t mine_max, uint32_t high, uint32_t low, uint32_t k,
+                                      bool live) {
+  // The k-th largest maximum lies between the smallest maximum and the row's maximum: on most
+  // data these share the sign and exponent, which the search then skips.
+  const bool per_member = k <= team.size;
+  uint32_t least_chunk_max = ~0u;
+#pragma unroll
+  for (int c = 0; c < kChunks; ++c) least_chunk_max = ::min(least_chunk_max, chunk_max[c]);
+  uint32_t least = team.min(per_member ? mine_max : least_chunk_max);
+  if (!live) least = 0u;
+  bool done = !live;
+  const uint32_t bound = search_down(team, common_prefix(least, high), k, done, [&](uint32_t c) {
+    if (per_member) return team.count(mine_max >= c);
+    uint32_t local = 0;
+#pragma unroll
+    for (int j = 0; j < kChunks; ++j) local += chunk_max[j] >= c ? 1u : 0u;
+    return team.sum(local);
+  });
+  return ::max(low, bound);
+}
+
+// Selects and writes the mask of one row. key[i] is entry member + i * team.size (0 past the
+// row's end); `live` is false for a team without a row (it still joins the collectives).
+template <int VPT, class Team>
+__device__ void topk_row(Team& team, const uint32_t (&key)[VPT], uint32_t cols, uint32_t k,
+                         bool bound_allowed, bool live, float* mask_row) {
+  const bool full = live && team.member + static_cast<uint32_t>(VPT - 1) * team.size < cols;
+  auto in_row = [&](int i) {
+    return full || (live && team.member + static_cast<uint32_t>(i) * team.size < cols);
+  };
+  // Maxima of kChunks interleaved chunks of each member's slots (0 for a chunk of padding), and
+  // the smallest key: T is at least that (k < cols). Padding (key 0) leaves the maxima alone
+  // and can only lower the smallest key, which stays a bound.
+  constexpr int kChunks = VPT >= 4 ? 4 : VPT;
+  uint32_t chunk_max[kChunks];
+  uint32_t mine_min = ~0u;
+#pragma unroll
+  for (int c = 0; c < kChunks; ++c) chunk_max[c] = 0u;
+#pragma unroll
+  for (int i = 0; i < VPT; ++i) {
+    chunk_max[i % kChunks] = ::max(chunk_max[i % kChunks], key[i]);
+    mine_min = ::min(mine_min, key[i]);
+  }
+  uint32_t mine_max = 0u;
+#pragma unroll
+  for (int c = 0; c < kChunks; ++c) mine_max = ::max(mine_max, chunk_max[c]);
+  // Every thread joins each collective, live or not; a team without a row searches [0, 0].
+  const uint32_t high = team.max(mine_max);
+  uint32_t low = team.min(mine_min);
+  if (!live) low = 0u;
+  const bool bounded = bound_allowed && k <= team.size * kChunks;  // uniform over the team
+  if (bounded) low = bound_from_maxima(team, chunk_max, mine_max, high, low, k, live);
+
+  // The candidates of this member, kept while there is room; empty slots hold 0.
+  uint32_t cand_key[kCandidates];
+  uint32_t cand_count = 0;
+#pragma unroll
+  for (int c = 0; c < kCandidates; ++c) cand_key[c] = 0u;
+  if (bounded) {
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) {
+      if (key[i] >= low) {
+#pragma unroll
+        for (int c = kCandidates - 1; c > 0; --c) cand_key[c] = cand_key[c - 1];
+        cand_key[0] = key[i];
+        ++cand_count;
+      }
+    }
+  }
+  const bool gathered = bounded && team.every(cand_count <= kCandidates);
+
+  bool done = !live;
+  const SearchStart start = common_prefix(low, high);
+  uint32_t t;
+  if (gathered) {
+    // For c > low the candidates are every key >= c. For c <= low the count is at least k
+    // (T >= low) but not known exactly, so it must not end the search: k + 1 stands for it.
+    t = search_down(team, start, k, done, [&](uint32_t c) {
+      const uint32_t n = team.count_at_least(cand_key, c);
+      return c <= low ? k + 1u : n;
+    });
+  } else {
+    t = search_down(team, start, k, done, [&](uint32_t c) { return team.count_at_least(key, c); });
+  }
+
+  // Without `done`, t == T and more than k keys are >= T: ties at T (NaNs, when fewer than k
+  // entries are numbers). The keys == T are then kept in index order, `need` of them.
+  uint32_t need = 0, equal = 0;
+  if (!team.all(done)) {
+    uint32_t mine_equal = 0;
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) mine_equal += (in_row(i) && key[i] == t) ? 1u : 0u;
+    equal = team.sum(mine_equal);
+    need = k - team.count_at_least(key, t + 1u);  // t <= 0xff800000: no overflow
+  }
+  const bool keep_all_equal = done || need == equal;  // then the kept keys are those >= t
+  if (team.all(keep_all_equal)) {
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) {
+      if (in_row(i)) mask_row[team.member + static_cast<uint32_t>(i) * team.size] = key[i] >= t ? 1.0f : 0.0f;
+    }
+    return;
+  }
+  // Some team of the warp (or the block) ranks its keys == t by index; all join the collectives.
+  uint32_t equal_before = 0;
+#pragma unroll
+  for (int i = 0; i < VPT; ++i) {
+    const bool in = in_row(i);
+    const bool eq = in && key[i] == t;
+    const uint32_t r = equal_before + team.rank(eq);
+    equal_before += team.count(eq);
+    const bool keep = key[i] > t || (eq && (keep_all_equal || r < need));
+    if (in) mask_row[team.member + static_cast<uint32_t>(i) * team.size] = keep ? 1.0f : 0.0f;
+  }
+}
+
+}  // namespace tapecheck_cuda

@@ -1,0 +1,156 @@
+// The threads that hold one row of topKMask between them: a group of lanes of a warp, a whole
+// warp, or a whole block. Member m holds the row's entries m, m + size, m + 2 size, ... so
+// (slot, member) order is index order.
+//
+// Every method is a collective: all threads of the warp (lane teams) or of the block (block
+// team) call it together, and it returns a value uniform over the team.
+#pragma once
+
+#include "common.cuh"
+
+namespace tapecheck_cuda {
+
+constexpr uint32_t kFullWarp = 0xffffffffu;
+
+// G lanes of one warp, G a power of two (1: a thread per row); a warp holds 32 / G rows. A
+// whole warp (G == 32) uses the warp-wide reduction instructions; smaller groups combine by
+// shuffles within the group. G is a compile-time constant so that slot offsets are immediates.
+template <unsigned G>
+struct LaneTeam {
+  static constexpr bool kWholeWarp = G == 32;
+  static constexpr unsigned size = G;
+  unsigned member;  // this lane's index in its group
+  uint32_t bits;    // the group's lanes within the warp
+  uint32_t below;   // the group's lanes below this one
+
+  __device__ LaneTeam() {
+    const unsigned lane = threadIdx.x & 31u;
+    member = lane & (G - 1u);
+    bits = kWholeWarp ? kFullWarp : (((1u << G) - 1u) << (lane & ~(G - 1u)));
+    below = bits & ((1u << lane) - 1u);
+  }
+
+  __device__ uint32_t count(bool p) const { return __popc(__ballot_sync(kFullWarp, p) & bits); }
+
+  __device__ uint32_t sum(uint32_t v) const {
+    if constexpr (kWholeWarp) {
+      return __reduce_add_sync(kFullWarp, v);
+    } else {
+      for (unsigned off = 1; off < G; off <<= 1) v += __shfl_xor_sync(kFullWarp, v, off);
+      return v;
+    }
+  }
+  __device__ uint32_t max(uint32_t v) const {
+    if constexpr (kWholeWarp) {
+      return __reduce_max_sync(kFullWarp, v);
+    } else {
+      for (unsigned off = 1; off < G; off <<= 1) v = ::max(v, __shfl_xor_sync(kFullWarp, v, off));
+      return v;
+    }
+  }
+  __device__ uint32_t min(uint32_t v) const {
+    if constexpr (kWholeWarp) {
+      return __reduce_min_sync(kFullWarp, v);
+    } else {
+      for (unsigned off = 1; off < G; off <<= 1) v = ::min(v, __shfl_xor_sync(kFullWarp, v, off));
+      return v;
+    }
+  }
+
+  // How many of the team's keys are >= c. With one or two slots a ballot per slot counts 32
+  // keys in one instruction; with more, each lane counts its own and one reduction follows.
+  template <int VPT>
+  __device__ uint32_t count_at_least(const uint32_t (&key)[VPT], uint32_t c) const {
+    if constexpr (VPT <= 2) {
+      uint32_t n = 0;
+#pragma unroll
+      for (int i = 0; i < VPT; ++i) n += count(key[i] >= c);
+      return n;
+    } else {
+      uint32_t local = 0;
+#pragma unroll
+      for (int i = 0; i < VPT; ++i) local += key[i] >= c ? 1u : 0u;
+      return sum(local);
+    }
+  }
+
+  // Loops over the warp's groups must run the same number of times (the collectives take every
+  // lane): a loop ends when all groups of the warp are done, and starts at the warp's highest
+  // starting bit. all(p): p uniform over the team; every(p): any p. Both are warp-wide here.
+  __device__ bool all(bool p) const { return __all_sync(kFullWarp, p); }
+  __device__ bool every(bool p) const { return __all_sync(kFullWarp, p); }
+  __device__ int uniform_bit(int bit) const {
+    if constexpr (kWholeWarp) {
+      return bit;
+    } else {
+      return static_cast<int>(__reduce_max_sync(kFullWarp, static_cast<uint32_t>(bit + 1))) - 1;
+    }
+  }
+
+  // How many members below this one have p.
+  __device__ uint32_t rank(bool p) const { return __popc(__ballot_sync(kFullWarp, p) & below); }
+};
+
+// Shared memory of a block team: two buffers of per-warp partials, used alternately so that
+// one barrier per reduction suffices (a buffer is rewritten only after the next reduction's
+// barrier, which every reader of the previous use has passed).
+struct BlockTeamScratch {
+  uint32_t partial[2][32];
+  uint32_t warp_counts[32];
+};
+
+// All threads of a block (a multiple of 32, at most 1024).
+struct BlockTeam {
+  BlockTeamScratch* s;
+  unsigned size, member, lane, warp, warps;
+  unsigned phase = 0;
+
+  __device__ explicit BlockTeam(BlockTeamScratch* scratch)
+      : s(scratch), size(blockDim.x), member(threadIdx.x), lane(threadIdx.x & 31u),
+        warp(threadIdx.x >> 5), warps(blockDim.x >> 5) {}
+
+  __device__ uint32_t count(bool p) const { return static_cast<uint32_t>(__syncthreads_count(p)); }
+
+  template <class WarpOp>
+  __device__ uint32_t across(uint32_t v, uint32_t identity, WarpOp op) {
+    v = op(v);
+    uint32_t* buf = s->partial[phase];
+    phase ^= 1u;
+    if (lane == 0) buf[warp] = v;
+    __syncthreads();
+    return op(lane < warps ? buf[lane] : identity);
+  }
+  __device__ uint32_t sum(uint32_t v) {
+    return across(v, 0u, [](uint32_t a) { return __reduce_add_sync(kFullWarp, a); });
+  }
+  __device__ uint32_t max(uint32_t v) {
+    return across(v, 0u, [](uint32_t a) { return __reduce_max_sync(kFullWarp, a); });
+  }
+  __device__ uint32_t min(uint32_t v) {
+    return across(v, ~0u, [](uint32_t a) { return __reduce_min_sync(kFullWarp, a); });
+  }
+
+  template <int VPT>
+  __device__ uint32_t count_at_least(const uint32_t (&key)[VPT], uint32_t c) {
+    uint32_t local = 0;
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) local += key[i] >= c ? 1u : 0u;
+    return sum(local);
+  }
+
+  __device__ bool all(bool p) const { return p; }  // for p already uniform over the block
+  __device__ bool every(bool p) const { return __syncthreads_and(p) != 0; }  // any p
+  __device__ int uniform_bit(int bit) const { return bit; }
+
+  __device__ uint32_t rank(bool p) {
+    const uint32_t ballot = __ballot_sync(kFullWarp, p);
+    if (lane == 0) s->warp_counts[warp] = __popc(ballot);
+    __syncthreads();
+    uint32_t before = 0;
+    for (unsigned w = 0; w < warp; ++w) before += s->warp_counts[w];
+    __syncthreads();  // warp_counts is rewritten by the next call
+    return before + __popc(ballot & ((1u << lane) - 1u));
+  }
+};
+
+}  // namespace tapecheck_cuda

@@ -1,0 +1,48 @@
+// Helpers of the [gpu] tests that call the built-in CUDA kernels directly on device memory.
+// Include after Catch: ATen's logging headers define a CHECK of their own (an abort), so these
+// tests use Catch's REQUIRE only.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "tapecheck/device/kernel_table.h"
+
+namespace tapecheck::device::testing {
+
+inline at::Tensor onGpu(const std::vector<float>& v) {
+  return at::from_blob(const_cast<float*>(v.data()), {static_cast<std::int64_t>(v.size())},
+                       at::kFloat)
+      .to(at::kCUDA);
+}
+
+inline at::Tensor gpuBuffer(std::size_t n) {
+  // NaN-filled: an element a kernel forgets to write shows as a difference, not as a lucky 0.
+  return at::full({static_cast<std::int64_t>(n > 0 ? n : 1)}, std::nanf(""),
+                  at::TensorOptions().dtype(at::kFloat).device(at::kCUDA));
+}
+
+inline std::vector<float> toHost(const at::Tensor& t) {
+  at::Tensor h = t.to(at::kCPU).contiguous();
+  return std::vector<float>(h.data_ptr<float>(), h.data_ptr<float>() + h.numel());
+}
+
+// The built-in cuda table, or nothing (with a warning) when no GPU or library is there.
+inline std::optional<KernelTable> cudaKernelsOrSkip() {
+  if (!gpuVisible()) {
+    WARN("no CUDA GPU visible to LibTorch: skipped");
+    return std::nullopt;
+  }
+  auto kernels = loadKernelTable("cuda", DeviceKind::Cuda);
+  if (!kernels) {
+    WARN("built-in cuda kernels unavailable: " << kernels.message());
+    return std::nullopt;
+  }
+  return std::move(kernels).value();
+}
+
+}  // namespace tapecheck::device::testing

@@ -1,0 +1,151 @@
+// topk_mask of the built-in CUDA kernels against SPEC.md's definition, exactly: an entry is kept
+// iff fewer than k entries of its row beat it, where a beats b when a > b, or when they are equal
+// (-0 == +0, NaN == NaN, NaN below every number) and a has the lower index.
+//
+// The kernels select by searching bit by bit for the k-th largest value, with shortcuts that
+// hold only for some data (a bound from per-thread maxima, an early stop when exactly k entries
+// pass): so the data here are chosen to defeat them as well as to meet them: ties at the
+// boundary, all-equal and all-NaN rows, sorted rows, signed zeros and infinities, over every
+// launch plan's range of widths and values of k on both sides of the threads per row.
+#include <catch2/catch.hpp>
+
+#include "gpu_support.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace tapecheck::device;
+using namespace tapecheck::device::testing;
+
+namespace {
+
+constexpr float kNaNf = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInff = std::numeric_limits<float>::infinity();
+
+// Each entry's rank within its row: how many entries of the row beat it (SPEC.md's order).
+std::vector<std::uint32_t> ranksOf(const std::vector<float>& x, std::uint32_t rows,
+                                   std::uint32_t cols) {
+  auto beats = [](float a, float b) {  // strict: equal values (and two NaNs) beat neither way
+    if (std::isnan(a)) return false;
+    if (std::isnan(b)) return true;
+    return a > b;
+  };
+  std::vector<std::uint32_t> rank(x.size());
+  std::vector<std::uint32_t> order(cols);
+  for (std::uint32_t r = 0; r < rows; ++r) {
+    const float* row = x.data() + static_cast<std::size_t>(r) * cols;
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return beats(row[a], row[b]); });
+    for (std::uint32_t pos = 0; pos < cols; ++pos)
+      rank[static_cast<std::size_t>(r) * cols + order[pos]] = pos;
+  }
+  return rank;
+}
+
+struct Pattern {
+  const char* name;
+  float (*value)(std::mt19937& gen, std::size_t row, std::uint32_t col, std::uint32_t cols);
+};
+
+const std::vector<Pattern>& patterns() {
+  static const std::vector<Pattern> p = {
+      {"uniform", [](std::mt19937& g, std::size_t, std::uint32_t, std::uint32_t) {
+         return std::uniform_real_distribution<float>(-4.f, 4.f)(g);
+       }},
+      {"four values (ties everywhere)", [](std::mt19937& g, std::size_t, std::uint32_t, std::uint32_t) {
+         return static_cast<float>(std::uniform_int_distribution<int>(0, 3)(g));
+       }},
+      {"half the row distinct, then ties", [](std::mt19937& g, std::size_t, std::uint32_t, std::uint32_t cols) {
+         return static_cast<float>(std::uniform_int_distribution<std::uint32_t>(0, cols / 2)(g));
+       }},
+      {"all equal", [](std::mt19937&, std::size_t, std::uint32_t, std::uint32_t) { return 2.5f; }},
+      {"ascending", [](std::mt19937&, std::size_t, std::uint32_t c, std::uint32_t) {
+         return static_cast<float>(c);
+       }},
+      {"descending", [](std::mt19937&, std::size_t, std::uint32_t c, std::uint32_t) {
+         return -static_cast<float>(c);
+       }},
+      {"specials (NaN, +-inf, +-0, denormals)", [](std::mt19937& g, std::size_t, std::uint32_t, std::uint32_t) {
+         static const float pick[] = {kNaNf, kInff, -kInff, 0.0f, -0.0f, 1e-40f, -1e-40f, 1.0f};
+         const int i = std::uniform_int_distribution<int>(0, 15)(g);
+         return i < 8 ? pick[i] : std::uniform_real_distribution<float>(-1.f, 1.f)(g);
+       }},
+      {"rows of NaN, rows of one number", [](std::mt19937&, std::size_t r, std::uint32_t c, std::uint32_t) {
+         return r % 2 == 0 ? kNaNf : (c % 3 == 0 ? 7.0f : kNaNf);
+       }},
+      {"narrow range (shared leading bits)", [](std::mt19937& g, std::size_t, std::uint32_t, std::uint32_t) {
+         return 1000.0f + std::uniform_int_distribution<int>(0, 1 << 12)(g) * (1.0f / 64);
+       }},
+  };
+  return p;
+}
+
+// Widths around every plan boundary: a thread or a group of lanes per row (up to 512), blocks
+// holding rows in registers (up to 16384), streamed rows (with the histogram kernels for large
+// k) and the split of a few very long rows.
+const std::vector<std::uint32_t>& widths() {
+  static const std::vector<std::uint32_t> w = {2,    3,    5,    8,    16,    17,    31,    32,
+                                               33,   64,   100,  128,  255,   256,   257,   511,
+                                               512,  513,  1000, 1024, 1025,  2048,  3001,  4096,
+                                               8191, 16384, 16385, 20000, 40000, 65536, 70001};
+  return w;
+}
+
+std::uint32_t rowsFor(std::uint32_t cols) {
+  if (cols >= 65536) return 3;  // a few very long rows: the split plan
+  if (cols > 16384) return 260;  // enough rows for one block per row
+  return std::clamp<std::uint32_t>(300000 / cols, 3, 333);
+}
+
+std::vector<std::uint32_t> ksFor(std::uint32_t cols) {
+  std::vector<std::uint32_t> ks = {0, 1, 2, 7, 8, 31, 32, 33, 64, 65, 1023, 1025, cols / 2, cols - 1, cols, cols + 5};
+  std::sort(ks.begin(), ks.end());
+  ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
+  ks.erase(std::remove_if(ks.begin(), ks.end(), [&](std::uint32_t k) { return k > cols + 5; }), ks.end());
+  return ks;
+}
+
+}  // namespace
+
+TEST_CASE("On a GPU, topk_mask keeps exactly the entries of rank below k", "[gpu]") {
+  auto kernels = cudaKernelsOrSkip();
+  if (!kernels) return;
+  const tapecheck_kernels_v1& table = *kernels->table;
+  std::size_t calls = 0;
+  for (std::uint32_t cols : widths()) {
+    const std::uint32_t rows = rowsFor(cols);
+    const std::size_t n = static_cast<std::size_t>(rows) * cols;
+    for (const Pattern& p : patterns()) {
+      std::mt19937 gen(cols * 31u + static_cast<std::uint32_t>(&p - patterns().data()));
+      std::vector<float> x(n);
+      for (std::size_t i = 0; i < n; ++i) x[i] = p.value(gen, i / cols, static_cast<std::uint32_t>(i % cols), cols);
+      const std::vector<std::uint32_t> rank = ranksOf(x, rows, cols);
+      const at::Tensor xg = onGpu(x);
+      for (std::uint32_t k : ksFor(cols)) {
+        at::Tensor mask = gpuBuffer(n);
+        const int st = table.topk_mask(nullptr, rows, cols, k, xg.data_ptr<float>(),
+                                       mask.data_ptr<float>());
+        INFO("[" << rows << "," << cols << "] " << p.name << " k=" << k);
+        REQUIRE(st == 0);
+        const std::vector<float> got = toHost(mask);
+        ++calls;
+        for (std::size_t i = 0; i < n; ++i) {
+          const float want = rank[i] < k ? 1.0f : 0.0f;
+          if (got[i] != want) {  // one REQUIRE per call keeps the assertion count readable
+            INFO("row " << i / cols << " col " << i % cols << " x=" << x[i] << " rank " << rank[i]
+                        << ": got " << got[i] << ", want " << want);
+            REQUIRE(got[i] == want);
+          }
+        }
+      }
+    }
+  }
+  WARN("topk_mask: " << calls << " calls compared element by element");
+}
