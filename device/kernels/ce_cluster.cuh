@@ -1,10 +1,12 @@
 // crossEntropy (inner == 1) for slices held across a cluster (row_cluster.cuh): the arithmetic
 // of ce_fwd_regs / ce_bwd_regs (ce_tiles.cuh), unit for unit, with the slice's threads spread
 // over C blocks, so logits and target are read once (the generic engine read them again for
-// every stage). The forward leaves one loss partial per block, as ce_fwd_regs does.
+// every stage). The forward reduces the row's maximum and sum of exps together, with one
+// cluster barrier (max_sum.cuh), and leaves one loss partial per block, as ce_fwd_regs does.
 #pragma once
 
 #include "ce_tiles.cuh"
+#include "max_sum.cuh"
 #include "row_cluster.cuh"
 
 namespace tapecheck_cuda {
@@ -14,25 +16,26 @@ __global__ void __launch_bounds__(1024, 1)
     ce_fwd_cluster(const float* __restrict__ x, const float* __restrict__ target,
                    float* __restrict__ logp, double* __restrict__ partial, size_t rows,
                    uint32_t cols) {
-  __shared__ float wmax[32];
-  __shared__ double wsum[32];
+  __shared__ WarpParts parts;
+  __shared__ MaxSum slot[2];  // alternating by row: one cluster barrier a row
   __shared__ double wloss[32];
-  __shared__ float slot_max;
-  __shared__ double slot_sum;
   cg::cluster_group cl = cg::this_cluster();
   const unsigned C = cl.num_blocks();
   const unsigned RT = C * blockDim.x;
   const unsigned lane = cl.block_rank() * blockDim.x + threadIdx.x;
   const size_t clusters = gridDim.x / C;
   double loss = 0.0;
+  unsigned parity = 0;
 
-  for (size_t row = blockIdx.x / C; row < rows; row += clusters) {
+  for (size_t row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1u) {
     const size_t base = row * cols;
     float v[N][V], t[N][V];
+    bool has[N];
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * RT + lane) * V;
-      if (j < cols) {
+      has[i] = j < cols;
+      if (has[i]) {
         load_unit<V, kVec>(x, base + j, v[i]);
         load_unit<V, kVec>(target, base + j, t[i]);
       }
@@ -40,26 +43,16 @@ __global__ void __launch_bounds__(1024, 1)
     float m = -CUDART_INF_F;
 #pragma unroll
     for (int i = 0; i < N; ++i) {
-      const size_t j = static_cast<size_t>(i * RT + lane) * V;
-      if (j < cols) {
+      if (has[i]) {
 #pragma unroll
         for (int k = 0; k < V; ++k) m = fmax_nan(m, v[i][k]);
       }
     }
-    m = cluster_max(m, wmax, &slot_max) + 0.0f;  // + 0: a zero maximum is +0
+    // The row's maximum and sum of exps in one reduction across the cluster (max_sum.cuh).
+    const MaxSum row_ms = cluster_max_sum(warp_part<true>(v, has, m), parts, slot, parity);
+    m = row_ms.m;
     const bool bad = !isfinite(m);
-    double s = 0.0;
-#pragma unroll
-    for (int i = 0; i < N; ++i) {
-      const size_t j = static_cast<size_t>(i * RT + lane) * V;
-      if (j < cols && !bad) {
-        float e[V];
-#pragma unroll
-        for (int k = 0; k < V; ++k) e[k] = exp_of_diff(v[i][k], m);
-        s += static_cast<double>(unit_sum<V>(e));
-      }
-    }
-    const float ls = static_cast<float>(log(cluster_sum(s, wsum, &slot_sum)));
+    const float ls = static_cast<float>(log(row_ms.s));
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * RT + lane) * V;

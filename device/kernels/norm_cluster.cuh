@@ -1,9 +1,8 @@
 // Layer / batch normalization for rows held across a cluster (row_cluster.cuh): the
 // arithmetic of norm_fwd_regs / norm_bwd_regs (norm_tiles.cuh, which launches these), unit
 // for unit, with the row's threads spread over C blocks, so x (forward) or dy and xhat
-// (backward) are read from HBM once instead of three times (twice) by the stream kernels.
-// Each reduction has its own shared slot (row_cluster.cuh says why one cluster barrier per
-// reduction is then enough).
+// (backward) are read from HBM once instead of twice by the stream kernels. A row's sums are
+// reduced together, with one cluster barrier (row_cluster.cuh, cluster_sums).
 #pragma once
 
 #include "norm_math.cuh"
@@ -17,60 +16,35 @@ __global__ void __launch_bounds__(1024, 1)
                      const float* __restrict__ beta, float* __restrict__ y,
                      float* __restrict__ xhat, float* __restrict__ inv_std, size_t rows,
                      uint32_t cols, float eps) {
-  __shared__ double wsum[32];
-  __shared__ double slot[3];
+  __shared__ double wsum[2][32];
+  __shared__ double slot[2][2];  // alternating by row: one cluster barrier a row
   cg::cluster_group cl = cg::this_cluster();
   const unsigned C = cl.num_blocks();
   const unsigned RT = C * blockDim.x;
   const unsigned lane = cl.block_rank() * blockDim.x + threadIdx.x;
   const size_t clusters = gridDim.x / C;
   const double n = static_cast<double>(cols);
+  unsigned parity = 0;
 
-  for (size_t row = blockIdx.x / C; row < rows; row += clusters) {
+  for (size_t row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1u) {
     const size_t base = row * cols;
+    const float shift = __ldg(x + base);  // norm_math.cuh: ShiftedMoments
     float v[N][V];
-    double s = 0.0;
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * RT + lane) * V;
       if (j < cols) load_unit<V, kVec>(x, base + j, v[i]);
     }
+    ShiftedMoments mom;
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * RT + lane) * V;
-      if (j < cols) s += static_cast<double>(unit_sum<V>(v[i]));
+      if (j < cols) mom.add<V>(v[i], shift);
     }
-    const double mean = cluster_sum(s, wsum, &slot[0]) / n;
-    const float mhi = static_cast<float>(mean);
-    const float mlo = static_cast<float>(mean - static_cast<double>(mhi));
-
-    double sc = 0.0;
-#pragma unroll
-    for (int i = 0; i < N; ++i) {
-      const size_t j = static_cast<size_t>(i * RT + lane) * V;
-      if (j < cols) {
-        float c[V];
-#pragma unroll
-        for (int k = 0; k < V; ++k) c[k] = (v[i][k] - mhi) - mlo;
-        sc += static_cast<double>(unit_sum<V>(c));
-      }
-    }
-    const float mean_c = static_cast<float>(cluster_sum(sc, wsum, &slot[1]) / n);
-
-    double sq = 0.0;
-#pragma unroll
-    for (int i = 0; i < N; ++i) {
-      const size_t j = static_cast<size_t>(i * RT + lane) * V;
-      if (j < cols) {
-#pragma unroll
-        for (int k = 0; k < V; ++k) {
-          const double d = static_cast<double>(((v[i][k] - mhi) - mlo) - mean_c);
-          sq = fma(d, d, sq);
-        }
-      }
-    }
-    const double var = clamp_variance(cluster_sum(sq, wsum, &slot[2]) / n);
-    const float istd = static_cast<float>(1.0 / sqrt(var + static_cast<double>(eps)));
+    double sums[2] = {mom.s, mom.q};
+    cluster_sums<2>(sums, wsum, slot[parity]);
+    const NormStats st = norm_stats(sums[0], sums[1], n, shift, eps);
+    const float mhi = st.mean_hi, mlo = st.mean_lo, istd = st.inv_std;
     if (lane == 0) inv_std[row] = istd;
 
     float gr = 0.0f, br = 0.0f;
@@ -114,16 +88,18 @@ __global__ void __launch_bounds__(1024, 1)
                      const float* __restrict__ inv_std, const float* __restrict__ gamma,
                      float* __restrict__ dx, float* __restrict__ dgamma, float* __restrict__ dbeta,
                      size_t rows, uint32_t cols) {
-  __shared__ double wsum[32];
-  __shared__ double slot[4];
+  constexpr int K = kPerRow ? 4 : 2;  // the sums, reduced together (one cluster barrier a row)
+  __shared__ double wsum[K][32];
+  __shared__ double slot[2][K];  // alternating by row
   cg::cluster_group cl = cg::this_cluster();
   const unsigned C = cl.num_blocks();
   const unsigned RT = C * blockDim.x;
   const unsigned lane = cl.block_rank() * blockDim.x + threadIdx.x;
   const size_t clusters = gridDim.x / C;
   const double n = static_cast<double>(cols);
+  unsigned parity = 0;
 
-  for (size_t row = blockIdx.x / C; row < rows; row += clusters) {
+  for (size_t row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1u) {
     const size_t base = row * cols;
     const float istd = __ldg(inv_std + row);
     const float gr = kPerRow ? __ldg(gamma + row) : 0.0f;
@@ -164,14 +140,20 @@ __global__ void __launch_bounds__(1024, 1)
         }
       }
     }
-    const float mean_g = static_cast<float>(cluster_sum(s_g, wsum, &slot[0]) / n);
-    const float mean_gx = static_cast<float>(cluster_sum(s_gx, wsum, &slot[1]) / n);
+    double sums[K];
+    sums[0] = s_g;
+    sums[1] = s_gx;
     if constexpr (kPerRow) {
-      s_d = cluster_sum(s_d, wsum, &slot[2]);
-      s_dx = cluster_sum(s_dx, wsum, &slot[3]);
+      sums[2] = s_d;
+      sums[3] = s_dx;
+    }
+    cluster_sums<K>(sums, wsum, slot[parity]);
+    const float mean_g = static_cast<float>(sums[0] / n);
+    const float mean_gx = static_cast<float>(sums[1] / n);
+    if constexpr (kPerRow) {
       if (lane == 0) {
-        dgamma[row] = static_cast<float>(s_dx);
-        dbeta[row] = static_cast<float>(s_d);
+        dgamma[row] = static_cast<float>(sums[3]);
+        dbeta[row] = static_cast<float>(sums[2]);
       }
     }
 #pragma unroll

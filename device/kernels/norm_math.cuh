@@ -17,6 +17,57 @@ namespace tapecheck_cuda {
 // max(v, 0) that keeps NaN (fmax would turn a NaN variance into 0).
 __device__ __forceinline__ double clamp_variance(double v) { return v > 0.0 ? v : (v != v ? v : 0.0); }
 
+// The row kernels' forward statistics in one reduction (norm_tiles.cuh, norm_cluster.cuh).
+// The three dependent reductions written above each cost a barrier (a cluster barrier across
+// blocks), and a long row's threads wait on those, not on the arithmetic; one reduction of two
+// sums gives the same statistics to far below a float ulp:
+//
+// every thread sums d = x - K and d^2 in double, about a shift K that is an entry of the row
+// (its first). Then mean = K + S/N and var = Q/N - (S/N)^2, which in real arithmetic is the
+// spec's varRaw (the second centering removes only rounding error: mean(c) = 0 exactly).
+// d is exact in double (a difference of two floats); d^2 and the sums round at 2^-53, and a
+// thread adds at most 32 terms before the tree across threads, so S and Q are accurate to
+// about 2^-47 relative. The subtraction cannot cancel badly because K is an entry:
+// (mean - K)^2 <= max (x - mean)^2 <= N var, so Q/N <= (N + 1) var, and even in the worst
+// case (an outlier first) it magnifies that error at most N + 1 times: var is accurate to
+// about 2^-30 relative for the rows that use it (N <= 2^17), against float's 2^-24; without
+// an outlier, to double rounding. NaN or infinite entries make S or Q NaN and so, as the
+// spec's formulas do, every output of the row NaN. (The stream kernel, for longer rows, keeps
+// the spec's order.)
+struct ShiftedMoments {
+  double s = 0.0;  // sum of x - K
+  double q = 0.0;  // sum of (x - K)^2
+  // Element by element: measured on an H200, adding a unit's 4 terms pairwise first (shorter
+  // chains, more double operations) was 0.005-0.016 of copy speed slower at 128-512 columns.
+  template <int V>
+  __device__ __forceinline__ void add(const float (&x)[V], float shift) {
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      const double d = static_cast<double>(x[k]) - static_cast<double>(shift);
+      s += d;
+      q = fma(d, d, q);
+    }
+  }
+};
+
+// The row's mean (as a float pair hi + lo, see norm_tiles.cuh) and 1/sqrt(var + eps) from the
+// row's totals S and Q about `shift`.
+struct NormStats {
+  float mean_hi, mean_lo, inv_std;
+};
+
+__device__ __forceinline__ NormStats norm_stats(double s, double q, double n, float shift, float eps) {
+  const double dmean = s / n;
+  const double mean = static_cast<double>(shift) + dmean;
+  const double var = clamp_variance(fma(-dmean, dmean, q / n));
+  NormStats r;
+  r.mean_hi = static_cast<float>(mean);
+  r.mean_lo = static_cast<float>(mean - static_cast<double>(r.mean_hi));
+  // A negative eps is allowed: sqrt of a negative number is NaN and NaN propagates.
+  r.inv_std = static_cast<float>(1.0 / sqrt(var + static_cast<double>(eps)));
+  return r;
+}
+
 template <bool kPerRowAffine>
 struct NormFwd {
   static constexpr int kStages = 3;

@@ -3,17 +3,21 @@
 // rows longer than that. kPerRow: gamma/beta are per row (batch norm,
 // a row = a channel), else per column (layer norm).
 //
-// Forward, the spec's three reductions: mean = sum(x)/N; c = x - mean; mean_c = sum(c)/N;
-// var = max(sum((c - mean_c)^2)/N, 0) with NaN kept; inv_std = 1/sqrt(var + eps). Element
-// arithmetic is in float; each unit's float sum (pairwise) is converted once and summed in
-// double (the squares of the variance are formed and summed in double), the cross-thread tree
-// in double. The mean is carried as two floats (hi + lo), so
-// c = (x - hi) - lo is exact near the mean (Sterbenz) and within an ulp of c elsewhere; every
-// error is far below the judge's floor (|gamma| * max|x| * inv_std + |beta|).
+// Forward: the spec's mean and variance (var = max(varRaw, 0), NaN kept). The register tiles
+// and clusters form them in one reduction of two double sums about a shift that is an entry of
+// the row (norm_math.cuh, ShiftedMoments, says why this equals the spec's doubly centered
+// variance to far below a float ulp); the stream kernel keeps the spec's three reductions.
+// inv_std = 1/sqrt(var + eps). The mean is carried as two floats (hi + lo), so
+// c = (x - hi) - lo is exact near the mean (Sterbenz) and within an ulp of c elsewhere;
+// xhat = c * inv_std and y = xhat * gamma + beta in float. Every error is far below the
+// judge's floor (|gamma| * max|x| * inv_std + |beta|).
 //
 // Backward: g = dy * gamma (formed per element, as the spec writes it, so non-finite gammas
 // behave as the formula says), dx = inv_std * (g - mean(g) - xhat * mean(g * xhat)); batch
-// norm also sums dy and dy * xhat for dbeta, dgamma of its channel.
+// norm also sums dy and dy * xhat for dbeta, dgamma of its channel. Each sum is converted
+// once per unit of 4 and added in double. The stream and cluster kernels reduce a row's sums
+// together (one barrier a row); the register tiles reduce them one by one (measured on an
+// H200: together, the extra registers cost batch norm 0.01-0.04 of copy speed at 128-8K).
 #pragma once
 
 #include "norm_cluster.cuh"
@@ -27,7 +31,7 @@ __global__ void __launch_bounds__(kBlockRow ? 1024 : kBlock)
     norm_fwd_regs(const float* __restrict__ x, const float* __restrict__ gamma,
                   const float* __restrict__ beta, float* __restrict__ y, float* __restrict__ xhat,
                   float* __restrict__ inv_std, size_t rows, uint32_t cols, float eps, unsigned T) {
-  __shared__ double ssum[32];
+  __shared__ double ssum[2][32];
   const unsigned lane = kBlockRow ? threadIdx.x : (threadIdx.x & (T - 1));
   const size_t per_iter = kBlockRow ? 1 : blockDim.x / T;
   const size_t slot = kBlockRow ? 0 : threadIdx.x / T;
@@ -38,51 +42,23 @@ __global__ void __launch_bounds__(kBlockRow ? 1024 : kBlock)
     const bool live = row < rows;
     const size_t base = row * cols;
     float v[N][V];
-    double s = 0.0;
+    const float shift = live ? __ldg(x + base) : 0.0f;  // norm_math.cuh: ShiftedMoments
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * T + lane) * V;
       if (live && j < cols) load_unit<V, kVec>(x, base + j, v[i]);
     }
     // All loads are issued before the first use.
+    ShiftedMoments mom;
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * T + lane) * V;
-      if (live && j < cols) s += static_cast<double>(unit_sum<V>(v[i]));
+      if (live && j < cols) mom.add<V>(v[i], shift);
     }
-    const double mean = row_sum<kBlockRow>(s, T, ssum) / n;
-    const float mhi = static_cast<float>(mean);
-    const float mlo = static_cast<float>(mean - static_cast<double>(mhi));
-
-    double sc = 0.0;
-#pragma unroll
-    for (int i = 0; i < N; ++i) {
-      const size_t j = static_cast<size_t>(i * T + lane) * V;
-      if (live && j < cols) {
-        float c[V];
-#pragma unroll
-        for (int k = 0; k < V; ++k) c[k] = (v[i][k] - mhi) - mlo;
-        sc += static_cast<double>(unit_sum<V>(c));
-      }
-    }
-    const float mean_c = static_cast<float>(row_sum<kBlockRow>(sc, T, ssum) / n);
-
-    double sq = 0.0;
-#pragma unroll
-    for (int i = 0; i < N; ++i) {
-      const size_t j = static_cast<size_t>(i * T + lane) * V;
-      if (live && j < cols) {
-        // Squared in double: a float square would overflow for |d| > 1.8e19.
-#pragma unroll
-        for (int k = 0; k < V; ++k) {
-          const double d = static_cast<double>(((v[i][k] - mhi) - mlo) - mean_c);
-          sq = fma(d, d, sq);
-        }
-      }
-    }
-    const double var = clamp_variance(row_sum<kBlockRow>(sq, T, ssum) / n);
-    // A negative eps is allowed: sqrt of a negative number is NaN and NaN propagates.
-    const float istd = static_cast<float>(1.0 / sqrt(var + static_cast<double>(eps)));
+    double sums[2] = {mom.s, mom.q};
+    row_sums<kBlockRow, 2>(sums, T, ssum);
+    const NormStats st = norm_stats(sums[0], sums[1], n, shift, eps);
+    const float mhi = st.mean_hi, mlo = st.mean_lo, istd = st.inv_std;
     if (live && lane == 0) inv_std[row] = istd;
 
     float gr = 0.0f, br = 0.0f;
@@ -211,13 +187,15 @@ __global__ void __launch_bounds__(kBlockRow ? 1024 : kBlock)
   }
 }
 
-// Rows longer than the registers hold: one block of 1024 threads per row, streaming it three
-// times (the re-reads come from L2: one block per multiprocessor). Pass 1 sums x as above.
-// Pass 2 forms c in float as above and sums c (per unit, as above) and c^2 (exact products in
-// double, summed in double) together; the spec's second centering is then applied through the
-// identity sum (c - mean_c)^2 = sum c^2 - N mean_c^2, whose two terms are accurate to double
-// rounding (mean_c is rounding noise, so there is no cancellation that float could see).
-// Pass 3 writes.
+// Rows longer than a cluster's registers hold (or where a cluster cannot be launched): one
+// block of 1024 threads per row, streaming it three times (the re-reads come from L2: one block
+// per multiprocessor). These keep the spec's order of reductions rather than ShiftedMoments,
+// whose worst-case error grows with the row's length (norm_math.cuh). Pass 1 sums x (a unit's
+// floats pairwise in float, then in double). Pass 2 forms c = (x - hi) - lo in float and sums
+// c (per unit, likewise) and c^2 (exact products in double, summed in double) together; the
+// spec's second centering is then applied through the identity
+// sum (c - mean_c)^2 = sum c^2 - N mean_c^2, whose two terms are accurate to double rounding
+// (mean_c is rounding noise, so there is no cancellation that float could see). Pass 3 writes.
 template <bool kPerRow, int V, bool kVec>
 __global__ void __launch_bounds__(1024, 1)
     norm_fwd_stream(const float* __restrict__ x, const float* __restrict__ gamma,
@@ -295,7 +273,8 @@ __global__ void __launch_bounds__(1024, 1)
                     const float* __restrict__ inv_std, const float* __restrict__ gamma,
                     float* __restrict__ dx, float* __restrict__ dgamma, float* __restrict__ dbeta,
                     size_t rows, uint32_t cols) {
-  __shared__ double ssum[4][32];
+  constexpr int K = kPerRow ? 4 : 2;
+  __shared__ double ssum[K][32];
   const double n = static_cast<double>(cols);
   const size_t step = static_cast<size_t>(blockDim.x) * V;
   for (size_t row = blockIdx.x; row < rows; row += gridDim.x) {
@@ -329,14 +308,20 @@ __global__ void __launch_bounds__(1024, 1)
         s_dx += static_cast<double>(unit_sum<V>(dxh));
       }
     }
-    const float mean_g = static_cast<float>(row_sum<true>(s_g, 1024, ssum[0]) / n);
-    const float mean_gx = static_cast<float>(row_sum<true>(s_gx, 1024, ssum[1]) / n);
+    double sums[K];
+    sums[0] = s_g;
+    sums[1] = s_gx;
     if constexpr (kPerRow) {
-      s_d = row_sum<true>(s_d, 1024, ssum[2]);
-      s_dx = row_sum<true>(s_dx, 1024, ssum[3]);
+      sums[2] = s_d;
+      sums[3] = s_dx;
+    }
+    row_sums<true, K>(sums, 1024, ssum);
+    const float mean_g = static_cast<float>(sums[0] / n);
+    const float mean_gx = static_cast<float>(sums[1] / n);
+    if constexpr (kPerRow) {
       if (threadIdx.x == 0) {
-        dgamma[row] = static_cast<float>(s_dx);
-        dbeta[row] = static_cast<float>(s_d);
+        dgamma[row] = static_cast<float>(sums[3]);
+        dbeta[row] = static_cast<float>(sums[2]);
       }
     }
 #pragma unroll 4
@@ -364,20 +349,21 @@ __global__ void __launch_bounds__(1024, 1)
 constexpr int kNormFwdUnits = 8;
 constexpr int kNormBwdUnits = 4;
 // Forward tiles of a whole block hold 16 floats a thread, not 32: a block may be 1024 threads,
-// so its kernel gets 64 registers, and at 32 floats the three sums' state spilled (12-32 bytes
-// a thread, cols 1K-32K). Warp tiles (launch bound 256, no such limit) keep 32. Rows of 1K-8K
+// so its kernel gets 64 registers, and at 32 floats the sums' state spills (12-36 bytes a
+// thread, cols 1K-32K). Warp tiles (launch bound 256, no such limit) keep 32. Rows of 1K-8K
 // floats then use 64-512 threads (layer norm 0.86-0.87 -> 0.88-0.91 of copy speed at 2K-8K on
 // an H200). Setting kNormFwdBlockUnits to kNormFwdUnits gives every block tile 32 floats.
 constexpr int kNormFwdBlockUnits = 4;
-constexpr int kNormClusterFwdUnits = 4;
-// ...but only for blocks of up to 512 threads (rows up to 8K floats), and no cluster for the
-// forward: measured on an H200 (ours/copy, 2^28 elements), the 16-float tiles and clusters of
-// 512-thread blocks gave layer norm 0.67 / 0.62 / 0.50 and batch norm 0.73 / 0.64 / 0.53 at
-// 16K / 32K / 64K columns, against 0.90 / 0.78 / 0.55 and 0.93 / 0.89 / 0.56 for one block of
-// 32-float tiles (16K: 512 threads; 32K: 1024 threads, a few spilled registers) and the stream
-// kernel at 64K. Longer rows therefore keep those.
+// ...but only for blocks of up to 512 threads (rows up to 8K floats); longer rows up to 32K
+// keep one block of 32-float tiles. Rows longer than that (one block's registers) are held
+// across a cluster of 512-thread blocks with 16 floats a thread. Measured on an H200 (ours /
+// copy, 2^28 elements, the single reduction of norm_math.cuh's ShiftedMoments), layer norm and
+// batch norm at 16K / 32K columns: one block of 32-float tiles 0.89 / 0.87 and 0.90 / 0.92,
+// clusters 0.83 / 0.75 and 0.85 / 0.79; at 64K columns: clusters 0.64 and 0.66, the stream
+// kernel 0.55 and 0.56. kNormFwdUsesClusters = false leaves the longest rows to the stream.
 constexpr unsigned kNormFwdNarrowMaxThreads = 512;
-constexpr bool kNormFwdUsesClusters = false;
+constexpr int kNormClusterFwdUnits = 4;
+constexpr bool kNormFwdUsesClusters = true;
 
 template <bool kPerRow>
 struct NormFwdLaunch {
@@ -442,8 +428,8 @@ bool norm_fwd_tiled(cudaStream_t s, size_t rows, uint32_t cols, float eps, const
   }
   bool vec = t.V == 4 && aligned16(x) && aligned16(y) && aligned16(xhat);
   if (!kPerRow) vec = vec && aligned16(gamma) && aligned16(beta);
-  // Rows of more than 512 threads' registers, up to 8 blocks': held across a cluster.
-  if (kNormFwdUsesClusters && t.mode != Tile::Warp &&
+  // Rows longer than one block's registers, up to 8 blocks': held across a cluster.
+  if (kNormFwdUsesClusters && t.mode == Tile::Stream &&
       norm_fwd_clustered<kPerRow, kNormClusterFwdUnits>(s, rows, cols, eps, x, gamma, beta, y,
                                                         xhat, inv_std)) {
     return true;

@@ -57,6 +57,37 @@ __device__ __forceinline__ double cluster_sum(double v, double* warps, double* s
   return r;
 }
 
+// K independent sums with one cluster barrier: each is added in exactly cluster_sum's order,
+// so the results are bit for bit those of K calls. A kernel calling this once per row passes
+// `slots` of alternating parity (two sets of K): a block writes a set only after the barrier
+// of the next row, which no block passes before it has read that set.
+template <int K>
+__device__ __forceinline__ void cluster_sums(double (&v)[K], double (*warps)[32], double* slots) {
+  for (unsigned off = 16; off != 0; off >>= 1) {
+#pragma unroll
+    for (int q = 0; q < K; ++q) v[q] += __shfl_xor_sync(0xffffffffu, v[q], off);
+  }
+  if ((threadIdx.x & 31u) == 0) {
+#pragma unroll
+    for (int q = 0; q < K; ++q) warps[q][threadIdx.x >> 5] = v[q];
+  }
+  __syncthreads();
+  if (threadIdx.x < K) {
+    const unsigned q = threadIdx.x;
+    double b = warps[q][0];
+    for (unsigned w = 1; w < (blockDim.x >> 5); ++w) b += warps[q][w];
+    slots[q] = b;
+  }
+  cg::cluster_group cl = cg::this_cluster();
+  cl.sync();
+#pragma unroll
+  for (int q = 0; q < K; ++q) {
+    double r = *cl.map_shared_rank(&slots[q], 0);
+    for (unsigned k = 1; k < cl.num_blocks(); ++k) r += *cl.map_shared_rank(&slots[q], k);
+    v[q] = r;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Host side. At most 8 blocks a cluster (the portable limit). Blocks of at most 512 threads
 // where 8 of them hold the row, so that a multiprocessor (64 registers a thread at 1024

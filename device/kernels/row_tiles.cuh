@@ -107,6 +107,32 @@ __device__ __forceinline__ double row_sum(double v, unsigned T, double* smem) {
   return v;
 }
 
+// K independent sums at once, each added in exactly the order row_sum adds it (so the results
+// are bit for bit those of K calls), with one barrier pair instead of K: the barriers, not the
+// additions, are what a long row waits on. `smem` holds K x 32 entries.
+template <bool kBlockRow, int K>
+__device__ __forceinline__ void row_sums(double (&v)[K], unsigned T, double (*smem)[32]) {
+  const unsigned width = kBlockRow ? 32u : T;
+  for (unsigned off = width >> 1; off != 0; off >>= 1) {
+#pragma unroll
+    for (int q = 0; q < K; ++q) v[q] += __shfl_xor_sync(0xffffffffu, v[q], off);
+  }
+  if constexpr (kBlockRow) {
+    const unsigned warps = blockDim.x >> 5;
+    if ((threadIdx.x & 31u) == 0) {
+#pragma unroll
+      for (int q = 0; q < K; ++q) smem[q][threadIdx.x >> 5] = v[q];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int q = 0; q < K; ++q) {
+      v[q] = smem[q][0];
+      for (unsigned w = 1; w < warps; ++w) v[q] += smem[q][w];
+    }
+    __syncthreads();
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Host side: the tile for a row length. `nmax4` = the most units of 4 a thread may hold (the
 // scalar tile holds up to 2 * nmax4 single floats: a scalar element costs more registers for

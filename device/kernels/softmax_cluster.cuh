@@ -1,6 +1,7 @@
 // softmax / log-softmax forward and backward for rows held across a cluster (row_cluster.cuh):
 // the arithmetic of softmax_fwd_regs / softmax_bwd_regs, unit for unit, with the row's threads
-// spread over C blocks. Read once, written once.
+// spread over C blocks. Read once, written once; one cluster barrier a row (the forward's max
+// and sum are reduced together, max_sum.cuh).
 #pragma once
 
 #include "row_cluster.cuh"
@@ -13,58 +14,41 @@ template <bool kLog, int N, int V, bool kVec>
 __global__ void __launch_bounds__(1024, 1)
     softmax_fwd_cluster(const float* __restrict__ x, float* __restrict__ y, size_t rows,
                         uint32_t cols) {
-  __shared__ float wmax[32];
-  __shared__ double wsum[32];
-  __shared__ float slot_max;
-  __shared__ double slot_sum;
+  __shared__ WarpParts parts;
+  __shared__ MaxSum slot[2];  // alternating by row: one cluster barrier a row
   cg::cluster_group cl = cg::this_cluster();
   const unsigned C = cl.num_blocks();
   const unsigned RT = C * blockDim.x;  // threads of a row
   const unsigned lane = cl.block_rank() * blockDim.x + threadIdx.x;
   const size_t clusters = gridDim.x / C;
+  unsigned parity = 0;
 
   // Cluster-uniform loop: every block of the cluster takes part in every barrier.
-  for (size_t row = blockIdx.x / C; row < rows; row += clusters) {
+  for (size_t row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1u) {
     const size_t base = row * cols;
     float v[N][V];
+    bool has[N];
     float m = -CUDART_INF_F;
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * RT + lane) * V;
-      if (j < cols) load_unit<V, kVec>(x, base + j, v[i]);
+      has[i] = j < cols;
+      if (has[i]) load_unit<V, kVec>(x, base + j, v[i]);
     }
 #pragma unroll
     for (int i = 0; i < N; ++i) {
-      const size_t j = static_cast<size_t>(i * RT + lane) * V;
-      if (j < cols) {
+      if (has[i]) {
 #pragma unroll
         for (int k = 0; k < V; ++k) m = fmax_nan(m, v[i][k]);
       }
     }
-    FwdScale r;
-    r.m = cluster_max(m, wmax, &slot_max) + 0.0f;  // + 0: a zero maximum is +0
-    r.bad = !isfinite(r.m);
-    double s = 0.0;
+    // One reduction of the warps' parts across the cluster (max_sum.cuh).
+    const MaxSum part = warp_part<kLog>(v, has, m);
+    const FwdScale r = fwd_scale_of_part<kLog>(cluster_max_sum(part, parts, slot, parity), part.m);
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * RT + lane) * V;
-      if (j < cols && !r.bad) {
-        float e[V];
-#pragma unroll
-        for (int k = 0; k < V; ++k) e[k] = exp_of_diff(v[i][k], r.m);
-        s += static_cast<double>(unit_sum<V>(e));
-        if constexpr (!kLog) {
-#pragma unroll
-          for (int k = 0; k < V; ++k) v[i][k] = e[k];
-        }
-      }
-    }
-    s = cluster_sum(s, wsum, &slot_sum);
-    r.scale = fwd_scale_of<kLog>(s);
-#pragma unroll
-    for (int i = 0; i < N; ++i) {
-      const size_t j = static_cast<size_t>(i * RT + lane) * V;
-      if (j < cols) {
+      if (has[i]) {
         float o[V];
 #pragma unroll
         for (int k = 0; k < V; ++k) o[k] = fwd_out<kLog>(r, v[i][k]);

@@ -9,6 +9,7 @@
 // formulas do.
 #pragma once
 
+#include "max_sum.cuh"
 #include "row_tiles.cuh"
 #include "softmax_math.cuh"
 
@@ -32,6 +33,19 @@ __device__ __forceinline__ float fwd_out(const FwdScale& r, float x_or_e) {
 template <bool kLog>
 __device__ __forceinline__ float fwd_scale_of(double s) {
   return kLog ? static_cast<float>(log(s)) : static_cast<float>(1.0 / s);
+}
+
+// The write's constants for a warp whose exps were taken about its own maximum m_w (rows held
+// across a cluster, max_sum.cuh): softmax scales them by exp(m_w - m) / s, rounded once (0 for
+// a warp of only -inf entries).
+template <bool kLog>
+__device__ __forceinline__ FwdScale fwd_scale_of_part(const MaxSum& row, float m_w) {
+  FwdScale r;
+  r.m = row.m;
+  r.bad = !isfinite(row.m);
+  r.scale = kLog ? static_cast<float>(log(row.s))
+                 : static_cast<float>(exp(static_cast<double>(m_w) - static_cast<double>(row.m)) / row.s);
+  return r;
 }
 
 // Rows held in registers: N units of V floats per thread.

@@ -10,7 +10,9 @@ const tapecheck_kernels_v1 kTable = {
     // 1.0.0: the first, generic row engine (certified on an H200, vectors/certificates/).
     // 1.1.0: the tiled kernels of README.md (never certified; see conformance/results/).
     // 1.2.0: 1.1.0 with the register and streaming topk_mask kernels (README.md).
-    /*version=*/"1.2.0",
+    // 1.3.0: one reduction a row for the norms' statistics, their backward sums and the
+    //        softmax / cross-entropy maximum and sum over several warps (README.md).
+    /*version=*/"1.3.0",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,
