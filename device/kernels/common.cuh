@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "scratch_pool.h"
+
 namespace tapecheck_cuda {
 
 // Every launch uses blocks of this size: reductions and register caches are written for it.
@@ -35,8 +37,9 @@ __host__ __device__ constexpr unsigned next_pow2(unsigned v) {
 
 inline size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 
-// Stream-ordered scratch memory. Freed on the same stream after the kernels that use it, so
-// no synchronization is needed and the caller's stream semantics are kept.
+// Stream-ordered scratch memory, from the library's pool (scratch_pool.h). Freed on the same
+// stream after the kernels that use it, so no synchronization is needed and the caller's
+// stream semantics are kept.
 class Scratch {
  public:
   explicit Scratch(cudaStream_t s) : stream_(s) {}
@@ -50,7 +53,13 @@ class Scratch {
   T* get(size_t n) {
     if (count_ == kSlots) return nullptr;
     void* p = nullptr;
-    if (cudaMallocAsync(&p, n * sizeof(T), stream_) != cudaSuccess) return nullptr;
+    const cudaMemPool_t pool = scratch_pool();
+    const cudaError_t e = pool != nullptr ? cudaMallocFromPoolAsync(&p, n * sizeof(T), pool, stream_)
+                                          : cudaMallocAsync(&p, n * sizeof(T), stream_);
+    if (e != cudaSuccess) {
+      cudaGetLastError();  // not sticky: the caller falls back or reports the failure
+      return nullptr;
+    }
     ptrs_[count_++] = p;
     return static_cast<T*>(p);
   }

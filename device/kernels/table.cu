@@ -12,7 +12,8 @@ const tapecheck_kernels_v1 kTable = {
     // 1.2.0: 1.1.0 with the register and streaming topk_mask kernels (README.md).
     // 1.3.0: one reduction a row for the norms' statistics, their backward sums and the
     //        softmax / cross-entropy maximum and sum over several warps (README.md).
-    /*version=*/"1.3.0",
+    // 1.3.1: 1.3.0 with scratch memory from the library's own pool (scratch_pool.h).
+    /*version=*/"1.3.1",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,
