@@ -1,7 +1,9 @@
 // The softmax forward's two reductions (m = max x, then s = sum exp(x - m)) done as one, for
-// rows spread over the warps of a block or the blocks of a cluster. A long row's threads wait
-// on barriers (cluster barriers above all), not on arithmetic: two reductions in a row cost two
-// barriers each, during which none of the row's loads are in flight.
+// rows held across a cluster (softmax, log-softmax and cross-entropy forward). A long row's
+// threads wait on barriers (cluster barriers above all), not on arithmetic: two reductions a
+// row cost two block and two cluster barriers, during which none of the row's loads are in
+// flight; this costs one of each. (Rows within one block keep the two reductions: measured on
+// an H200, this way was up to 0.03 of copy speed slower there, at 16K columns.)
 //
 // Each warp first takes its own maximum m_w with shuffles (no barrier) and sums e = exp(x - m_w)
 // over its entries as exp_of_diff does with the row's maximum. The warps' parts (m_w, s_w) are

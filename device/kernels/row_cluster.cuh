@@ -9,10 +9,11 @@
 // block through distributed shared memory: all blocks get the identical result. (C, T) come
 // from cols alone, so a row's result still depends only on its data and cols.
 //
-// One cluster barrier per reduction. Each reduction kind has its own slot (slot_max, slot_sum
-// ...): a block rewrites a slot only after the cluster barrier of the next reduction, which
-// no block passes before it has read that slot. A final barrier keeps every block's shared
-// memory alive until the others have read it.
+// One cluster barrier per reduction, and the kernels reduce once a row: the sums a row needs
+// go together (cluster_sums), and the softmax family's maximum and sum go together
+// (max_sum.cuh). Slots alternate by row parity: a block rewrites a slot only after the cluster
+// barrier of the next row, which no block passes before it has read that slot. A final
+// barrier keeps every block's shared memory alive until the others have read it.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -25,22 +26,6 @@ namespace cg = cooperative_groups;
 
 // Block partial in warp order; thread 0 publishes it in `slot`; the cluster's partials are
 // combined in rank order. `warps` holds one entry per warp.
-__device__ __forceinline__ float cluster_max(float v, float* warps, float* slot) {
-  for (unsigned off = 16; off != 0; off >>= 1) v = fmax_nan(v, __shfl_xor_sync(0xffffffffu, v, off));
-  if ((threadIdx.x & 31u) == 0) warps[threadIdx.x >> 5] = v;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    float b = warps[0];
-    for (unsigned w = 1; w < (blockDim.x >> 5); ++w) b = fmax_nan(b, warps[w]);
-    *slot = b;
-  }
-  cg::cluster_group cl = cg::this_cluster();
-  cl.sync();
-  float r = *cl.map_shared_rank(slot, 0);
-  for (unsigned k = 1; k < cl.num_blocks(); ++k) r = fmax_nan(r, *cl.map_shared_rank(slot, k));
-  return r;
-}
-
 __device__ __forceinline__ double cluster_sum(double v, double* warps, double* slot) {
   for (unsigned off = 16; off != 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
   if ((threadIdx.x & 31u) == 0) warps[threadIdx.x >> 5] = v;
