@@ -88,7 +88,7 @@ __global__ void __launch_bounds__(1024, 1)
                      const float* __restrict__ inv_std, const float* __restrict__ gamma,
                      float* __restrict__ dx, float* __restrict__ dgamma, float* __restrict__ dbeta,
                      size_t rows, uint32_t cols) {
-  constexpr int K = kPerRow ? 4 : 2;  // the sums, reduced together (one cluster barrier a row)
+  constexpr int K = NormBwdSums<kPerRow>::K;  // reduced together: one cluster barrier a row
   __shared__ double wsum[K][32];
   __shared__ double slot[2][K];  // alternating by row
   cg::cluster_group cl = cg::this_cluster();
@@ -140,20 +140,14 @@ __global__ void __launch_bounds__(1024, 1)
         }
       }
     }
-    double sums[K];
-    sums[0] = s_g;
-    sums[1] = s_gx;
-    if constexpr (kPerRow) {
-      sums[2] = s_d;
-      sums[3] = s_dx;
-    }
-    cluster_sums<K>(sums, wsum, slot[parity]);
-    const float mean_g = static_cast<float>(sums[0] / n);
-    const float mean_gx = static_cast<float>(sums[1] / n);
+    NormBwdSums<kPerRow> sums(s_g, s_gx, s_d, s_dx);
+    cluster_sums<K>(sums.v, wsum, slot[parity]);
+    const float mean_g = static_cast<float>(sums.v[0] / n);
+    const float mean_gx = static_cast<float>(sums.v[1] / n);
     if constexpr (kPerRow) {
       if (lane == 0) {
-        dgamma[row] = static_cast<float>(sums[3]);
-        dbeta[row] = static_cast<float>(sums[2]);
+        dgamma[row] = static_cast<float>(sums.v[3]);
+        dbeta[row] = static_cast<float>(sums.v[2]);
       }
     }
 #pragma unroll

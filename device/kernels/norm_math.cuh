@@ -68,6 +68,22 @@ __device__ __forceinline__ NormStats norm_stats(double s, double q, double n, fl
   return r;
 }
 
+// A row's backward sums, in the order one reduction takes them (row_sums, cluster_sums):
+// sum g and sum g * xhat; batch norm (kPerRow) also sum dy (dbeta) and sum dy * xhat (dgamma).
+template <bool kPerRow>
+struct NormBwdSums {
+  static constexpr int K = kPerRow ? 4 : 2;
+  double v[K];
+  __device__ __forceinline__ NormBwdSums(double g, double gx, double d, double dx) {
+    v[0] = g;
+    v[1] = gx;
+    if constexpr (kPerRow) {
+      v[2] = d;
+      v[3] = dx;
+    }
+  }
+};
+
 template <bool kPerRowAffine>
 struct NormFwd {
   static constexpr int kStages = 3;

@@ -273,7 +273,7 @@ __global__ void __launch_bounds__(1024, 1)
                     const float* __restrict__ inv_std, const float* __restrict__ gamma,
                     float* __restrict__ dx, float* __restrict__ dgamma, float* __restrict__ dbeta,
                     size_t rows, uint32_t cols) {
-  constexpr int K = kPerRow ? 4 : 2;
+  constexpr int K = NormBwdSums<kPerRow>::K;
   __shared__ double ssum[K][32];
   const double n = static_cast<double>(cols);
   const size_t step = static_cast<size_t>(blockDim.x) * V;
@@ -308,20 +308,14 @@ __global__ void __launch_bounds__(1024, 1)
         s_dx += static_cast<double>(unit_sum<V>(dxh));
       }
     }
-    double sums[K];
-    sums[0] = s_g;
-    sums[1] = s_gx;
-    if constexpr (kPerRow) {
-      sums[2] = s_d;
-      sums[3] = s_dx;
-    }
-    row_sums<true, K>(sums, 1024, ssum);
-    const float mean_g = static_cast<float>(sums[0] / n);
-    const float mean_gx = static_cast<float>(sums[1] / n);
+    NormBwdSums<kPerRow> sums(s_g, s_gx, s_d, s_dx);
+    row_sums<true, K>(sums.v, 1024, ssum);
+    const float mean_g = static_cast<float>(sums.v[0] / n);
+    const float mean_gx = static_cast<float>(sums.v[1] / n);
     if constexpr (kPerRow) {
       if (threadIdx.x == 0) {
-        dgamma[row] = static_cast<float>(sums[3]);
-        dbeta[row] = static_cast<float>(sums[2]);
+        dgamma[row] = static_cast<float>(sums.v[3]);
+        dbeta[row] = static_cast<float>(sums.v[2]);
       }
     }
 #pragma unroll 4
