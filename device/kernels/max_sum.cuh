@@ -31,15 +31,9 @@ struct MaxSum {
   double s;  // sum of exp(x - m) over the part
 };
 
-__device__ __forceinline__ float warp_max(float v) {
-  for (unsigned off = 16; off != 0; off >>= 1) v = fmax_nan(v, __shfl_xor_sync(0xffffffffu, v, off));
-  return v;
-}
-
-__device__ __forceinline__ double warp_sum(double v) {
-  for (unsigned off = 16; off != 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
-  return v;
-}
+// The whole warp's maximum and sum: row_tiles.cuh's butterflies over 32 lanes.
+__device__ __forceinline__ float warp_max(float v) { return row_max<false>(v, 32u, nullptr); }
+__device__ __forceinline__ double warp_sum(double v) { return row_sum<false>(v, 32u, nullptr); }
 
 // The part's sum rescaled to the maximum m. A part with nothing in it (no entries, or only
 // -inf) adds 0 whatever its maximum; a part with entries has s >= 1 (its maximum's term).

@@ -33,26 +33,26 @@ struct LaneTeam {
   __device__ uint32_t count(bool p) const { return __popc(__ballot_sync(kFullWarp, p) & bits); }
 
   __device__ uint32_t sum(uint32_t v) const {
-    if constexpr (kWholeWarp) {
-      return __reduce_add_sync(kFullWarp, v);
-    } else {
-      for (unsigned off = 1; off < G; off <<= 1) v += __shfl_xor_sync(kFullWarp, v, off);
-      return v;
-    }
+    return reduce(v, [](uint32_t a) { return __reduce_add_sync(kFullWarp, a); },
+                  [](uint32_t a, uint32_t b) { return a + b; });
   }
   __device__ uint32_t max(uint32_t v) const {
-    if constexpr (kWholeWarp) {
-      return __reduce_max_sync(kFullWarp, v);
-    } else {
-      for (unsigned off = 1; off < G; off <<= 1) v = ::max(v, __shfl_xor_sync(kFullWarp, v, off));
-      return v;
-    }
+    return reduce(v, [](uint32_t a) { return __reduce_max_sync(kFullWarp, a); },
+                  [](uint32_t a, uint32_t b) { return ::max(a, b); });
   }
   __device__ uint32_t min(uint32_t v) const {
+    return reduce(v, [](uint32_t a) { return __reduce_min_sync(kFullWarp, a); },
+                  [](uint32_t a, uint32_t b) { return ::min(a, b); });
+  }
+
+  // A whole warp reduces in one instruction (`whole`); a smaller group by a butterfly of
+  // shuffles within the group, combining with `op`.
+  template <class Whole, class Op>
+  __device__ uint32_t reduce(uint32_t v, Whole whole, Op op) const {
     if constexpr (kWholeWarp) {
-      return __reduce_min_sync(kFullWarp, v);
+      return whole(v);
     } else {
-      for (unsigned off = 1; off < G; off <<= 1) v = ::min(v, __shfl_xor_sync(kFullWarp, v, off));
+      for (unsigned off = 1; off < G; off <<= 1) v = op(v, __shfl_xor_sync(kFullWarp, v, off));
       return v;
     }
   }
