@@ -40,6 +40,8 @@ __global__ void __launch_bounds__(1024, 1)
         load_unit<V, kVec>(target, base + j, t[i]);
       }
     }
+    prefetch_row_share<kVec && kPrefetchForward>(x, row + clusters, rows, cols);
+    prefetch_row_share<kVec && kPrefetchForward>(target, row + clusters, rows, cols);
     float m = -CUDART_INF_F;
 #pragma unroll
     for (int i = 0; i < N; ++i) {
@@ -100,6 +102,8 @@ __global__ void __launch_bounds__(1024, 1)
         load_unit<V, kVec>(target, base + j, t[i]);
       }
     }
+    prefetch_row_share<kVec && kPrefetchBackward>(logp, row + clusters, rows, cols);
+    prefetch_row_share<kVec && kPrefetchBackward>(target, row + clusters, rows, cols);
     double w = 0.0;
 #pragma unroll
     for (int i = 0; i < N; ++i) {

@@ -35,6 +35,7 @@ __global__ void __launch_bounds__(1024, 1)
       const size_t j = static_cast<size_t>(i * RT + lane) * V;
       if (j < cols) load_unit<V, kVec>(x, base + j, v[i]);
     }
+    prefetch_row_share<kVec && kPrefetchForward>(x, row + clusters, rows, cols);
     ShiftedMoments mom;
 #pragma unroll
     for (int i = 0; i < N; ++i) {
@@ -113,6 +114,8 @@ __global__ void __launch_bounds__(1024, 1)
         load_unit<V, kVec>(xhat, base + j, h[i]);
       }
     }
+    prefetch_row_share<kVec && kPrefetchBackward>(dy, row + clusters, rows, cols);
+    prefetch_row_share<kVec && kPrefetchBackward>(xhat, row + clusters, rows, cols);
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * RT + lane) * V;

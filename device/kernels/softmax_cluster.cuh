@@ -35,6 +35,7 @@ __global__ void __launch_bounds__(1024, 1)
       has[i] = j < cols;
       if (has[i]) load_unit<V, kVec>(x, base + j, v[i]);
     }
+    prefetch_row_share<kVec && kPrefetchForward>(x, row + clusters, rows, cols);
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       if (has[i]) {
@@ -83,6 +84,8 @@ __global__ void __launch_bounds__(1024, 1)
         load_unit<V, kVec>(dy, base + j, b[i]);
       }
     }
+    prefetch_row_share<kVec && kPrefetchBackward>(y, row + clusters, rows, cols);
+    prefetch_row_share<kVec && kPrefetchBackward>(dy, row + clusters, rows, cols);
     double s = 0.0;
 #pragma unroll
     for (int i = 0; i < N; ++i) {

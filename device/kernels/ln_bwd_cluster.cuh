@@ -1,0 +1,191 @@
+// layer_norm backward for rows held across a cluster, with dgamma/dbeta fused into the row
+// pass as ln_bwd_fused.cuh does for shorter rows: dy and xhat are read from HBM once. (The
+// row kernel plus the separate column pass moved 20 bytes an element for 12: measured on an
+// H200, 0.51-0.57 of copy speed at 16K-64K columns, with the column pass alone at 90% of DRAM
+// bandwidth.)
+//
+// dx is computed as norm_bwd_cluster<false> computes it, on ln_bwd_fused's tile width
+// (kLnFusedUnits units a thread) spread over C blocks (plan_cluster), chosen from cols alone.
+//
+// dgamma[j] = sum_r dy*xhat, dbeta[j] = sum_r dy. A column is held by one thread of the
+// cluster in every row the cluster takes, so that thread keeps the column's two double
+// accumulators (in shared memory, laid out as ln_bwd_fused's) and, at the end, writes them as
+// the cluster's partial row. Cluster g takes rows g, g + G, g + 2G, ... in order, with G fixed
+// from (rows, cols) alone (ln_cluster_count), and ln_colsum_finish adds the G partials of a
+// column in a fixed tree: the bits depend only on the shape. No atomics.
+#pragma once
+
+#include "ln_bwd_fused.cuh"
+#include "row_cluster.cuh"
+
+namespace tapecheck_cuda {
+
+// false: rows past the fused tile keep the row kernel and the separate column pass.
+constexpr bool kUseLnCluster = true;
+// The next row's L2 prefetch (row_cluster.cuh). Measured on an H200 at 16K / 32K / 64K
+// columns, with too many clusters for one wave (so halve both): 0.359 / 0.306 / 0.259 of copy
+// speed without, 0.407 / 0.329 / 0.272 with.
+constexpr bool kLnClusterPrefetch = true;
+
+template <int N, int V, bool kVec>
+__global__ void __launch_bounds__(1024, 1)
+    ln_bwd_cluster(const float* __restrict__ dy, const float* __restrict__ xhat,
+                   const float* __restrict__ inv_std, const float* __restrict__ gamma,
+                   float* __restrict__ dx, double2* __restrict__ partial, size_t rows,
+                   uint32_t cols) {
+  __shared__ double wsum[2][32];
+  __shared__ double slot[2][2];  // alternating by row: one cluster barrier a row
+  extern __shared__ double acc[];  // [2][N][V][blockDim.x]
+  cg::cluster_group cl = cg::this_cluster();
+  const unsigned C = cl.num_blocks();
+  const unsigned RT = C * blockDim.x;
+  const unsigned lane = cl.block_rank() * blockDim.x + threadIdx.x;
+  const size_t clusters = gridDim.x / C;
+  const double n = static_cast<double>(cols);
+  auto at = [&](int s, int i, int k) -> double& {
+    return acc[((static_cast<unsigned>(s) * N + i) * V + k) * blockDim.x + threadIdx.x];
+  };
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      at(0, i, k) = 0.0;
+      at(1, i, k) = 0.0;
+    }
+  }
+  unsigned parity = 0;
+
+  for (size_t row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1u) {
+    const size_t base = row * cols;
+    const float istd = __ldg(inv_std + row);
+    float d[N][V], h[N][V];
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * RT + lane) * V;
+      if (j < cols) {
+        load_unit<V, kVec>(dy, base + j, d[i]);
+        load_unit<V, kVec>(xhat, base + j, h[i]);
+      }
+    }
+    prefetch_row_share<kVec && kLnClusterPrefetch>(dy, row + clusters, rows, cols);
+    prefetch_row_share<kVec && kLnClusterPrefetch>(xhat, row + clusters, rows, cols);
+    double sums[2] = {0.0, 0.0};  // sum g, sum g * xhat
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * RT + lane) * V;
+      if (j < cols) {
+        float gm[V], g[V], gx[V];
+        load_unit<V, kVec>(gamma, j, gm);
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          g[k] = d[i][k] * gm[k];
+          gx[k] = g[k] * h[i][k];
+          const double dd = static_cast<double>(d[i][k]);
+          at(0, i, k) = fma(dd, static_cast<double>(h[i][k]), at(0, i, k));  // exact product
+          at(1, i, k) += dd;
+        }
+        sums[0] += static_cast<double>(unit_sum<V>(g));
+        sums[1] += static_cast<double>(unit_sum<V>(gx));
+      }
+    }
+    cluster_sums<2>(sums, wsum, slot[parity]);
+    const float mean_g = static_cast<float>(sums[0] / n);
+    const float mean_gx = static_cast<float>(sums[1] / n);
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * RT + lane) * V;
+      if (j < cols) {
+        float gm[V], o[V];
+        load_unit<V, kVec>(gamma, j, gm);
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          const float g = d[i][k] * gm[k];
+          o[k] = istd * fmaf(-h[i][k], mean_gx, g - mean_g);
+        }
+        store_unit<V, kVec>(dx, base + j, o);
+      }
+    }
+  }
+
+  // The cluster's partial row: each column has one holder, so no adding across threads.
+  double2* out = partial + (blockIdx.x / C) * static_cast<size_t>(cols);
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      const size_t j = static_cast<size_t>(i * RT + lane) * V + k;
+      if (j < cols) out[j] = make_double2(at(0, i, k), at(1, i, k));
+    }
+  }
+  cl.sync();  // the other blocks may still read this block's slots
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host side.
+//
+// G, the number of clusters, from (rows, cols) only, as ln_bwd_fused's grid: one wave. Every
+// cluster must be resident from the start, as each takes a fixed share of the rows: one
+// cluster more than fit waits for a whole share to finish elsewhere, doubling the time
+// (measured on an H200: 0.41 / 0.33 / 0.27 of copy speed at 16K / 32K / 64K columns with 64 /
+// 32 / 16 clusters, where 62 / 30 / 15 fit). Which clusters fit depends on how the device
+// groups its multiprocessors (a cluster's blocks share a GPC), so G comes from a table, never
+// from a device query, and the bits stay a function of the shape: the clusters of C blocks an
+// H200 holds at once (cudaOccupancyMaxActiveClusters, measured there), for blocks that fit
+// one or two to a multiprocessor. Other GPUs get the same G and bits, only another speed.
+constexpr size_t kH200Clusters[2][kMaxCluster - 1] = {
+    {66, 39, 30, 22, 17, 15, 15},    // 1 block a multiprocessor, C = 2..8
+    {132, 79, 62, 47, 39, 32, 30}};  // 2 blocks
+
+inline size_t ln_cluster_count(const ClusterTile& ct, size_t rows) {
+  // Up to 512 threads, two blocks fit a multiprocessor: 64 registers a thread, 64 KiB of
+  // accumulators a block.
+  const size_t per_sm = ct.T <= 512 ? 2 : 1;
+  size_t g = kH200Clusters[per_sm - 1][ct.C - 2];
+  if (g > rows) g = rows;
+  return g < 1 ? 1 : g;
+}
+
+template <int N, int V, bool kVec>
+bool launch_ln_bwd_cluster(const ClusterTile& ct, size_t G, cudaStream_t s, const float* dy,
+                           const float* xhat, const float* inv_std, const float* gamma, float* dx,
+                           double2* partial, size_t rows, uint32_t cols) {
+  auto k = ln_bwd_cluster<N, V, kVec>;
+  // Raised to what the instantiation can need at most (1024 threads), the same value from
+  // every caller (ln_bwd_fused.cuh says why).
+  constexpr size_t kMostSmem = sizeof(double) * 2 * N * V * 1024;
+  cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kMostSmem));
+  const size_t smem = sizeof(double) * 2 * N * V * ct.T;
+  return launch_clusters(k, ct, G, smem, s, dy, xhat, inv_std, gamma, dx, partial, rows, cols);
+}
+
+// Returns false (nothing launched) for rows it does not take, or when the scratch for the
+// partials cannot be had: the caller then runs the separate passes.
+inline bool ln_bwd_clustered(cudaStream_t s, Scratch& scratch, size_t rows, uint32_t cols,
+                             const float* dy, const float* xhat, const float* inv_std,
+                             const float* gamma, float* dx, float* dgamma, float* dbeta) {
+  ClusterTile ct;
+  if (!kUseLnCluster || rows == 0 || !plan_cluster(cols, kLnFusedUnits, ct)) return false;
+  const size_t G = ln_cluster_count(ct, rows);
+  double2* partial = scratch.get<double2>(G * cols);
+  if (partial == nullptr) return false;
+  bool launched;
+  if (ct.V == 4) {
+    if (aligned16(dy) && aligned16(xhat) && aligned16(dx) && aligned16(gamma)) {
+      launched = launch_ln_bwd_cluster<kLnFusedUnits, 4, true>(ct, G, s, dy, xhat, inv_std, gamma,
+                                                               dx, partial, rows, cols);
+    } else {
+      launched = launch_ln_bwd_cluster<kLnFusedUnits, 4, false>(ct, G, s, dy, xhat, inv_std, gamma,
+                                                                dx, partial, rows, cols);
+    }
+  } else {
+    launched = launch_ln_bwd_cluster<2 * kLnFusedUnits, 1, false>(ct, G, s, dy, xhat, inv_std,
+                                                                  gamma, dx, partial, rows, cols);
+  }
+  if (!launched) return false;
+  const unsigned CC = cols < 32 ? next_pow2(cols) : 32u;
+  ln_colsum_finish<<<static_cast<unsigned>(ceil_div(cols, CC)), kBlock, 0, s>>>(partial, G, cols,
+                                                                               CC, dgamma, dbeta);
+  return true;
+}
+
+}  // namespace tapecheck_cuda

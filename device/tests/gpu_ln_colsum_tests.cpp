@@ -1,0 +1,131 @@
+// layer_norm_bwd's column sums (dgamma[j] = sum_r dy*xhat, dbeta[j] = sum_r dy) of the built-in
+// CUDA kernels, on shapes that reach every plan: the fused row pass of a warp or a block
+// (device/kernels/ln_bwd_fused.cuh), the fused pass across a cluster (ln_bwd_cluster.cuh, whose
+// clusters each keep a partial of many rows), and the separate column kernel of the longest
+// rows; each with 16-byte and element-wise loads. A row dropped or added twice by a partial,
+// or a partial lost, moves a sum by a whole term.
+//
+// The expectation is computed here in long double. The kernels add exact products in double and
+// round once to float, so a sum must agree to 4 float ulps of the sum of its terms' magnitudes
+// (2^-22 * sum |term|), far below one term. dx is checked too, against SPEC.md's formula, to
+// 2^-18 of its row's scale (inv_std * (|g| + |mean g| + |xhat| |mean g*xhat|)).
+#include <catch2/catch.hpp>
+
+#include "gpu_support.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+using namespace tapecheck::device;
+using namespace tapecheck::device::testing;
+
+namespace {
+
+struct Shape2 {
+  std::uint32_t rows, cols;
+  bool misaligned;  // inputs and outputs one float past a 16-byte boundary
+};
+
+std::vector<float> uniform(std::size_t n, std::uint32_t seed, float lo, float hi) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(gen);
+  return v;
+}
+
+// A device copy of v starting `offset` floats into its buffer (kept alive by the tensor).
+struct Placed {
+  at::Tensor buffer;
+  float* data;
+};
+Placed place(const std::vector<float>& v, std::size_t offset) {
+  std::vector<float> padded(offset, 0.0f);
+  padded.insert(padded.end(), v.begin(), v.end());
+  at::Tensor t = onGpu(padded);
+  return Placed{t, t.data_ptr<float>() + offset};
+}
+Placed placeOutput(std::size_t n, std::size_t offset) {
+  at::Tensor t = gpuBuffer(n + offset);
+  return Placed{t, t.data_ptr<float>() + offset};
+}
+
+}  // namespace
+
+TEST_CASE("On a GPU, layer_norm_bwd's column sums keep every row once", "[gpu]") {
+  auto kernels = cudaKernelsOrSkip();
+  if (!kernels) return;
+  const tapecheck_kernels_v1& table = *kernels->table;
+  const std::vector<Shape2> shapes = {
+      {1000, 32, false},    {300, 1000, false},  {200, 8192, false},  {100, 8193, false},
+      {300, 16384, false},  {64, 16384, true},   {200, 20000, false}, {100, 32768, false},
+      {70, 30001, false},   {40, 65536, false},  {17, 65536, true},   {3, 100000, false},
+  };
+  std::size_t sums = 0;
+  for (const Shape2& s : shapes) {
+    const std::size_t n = std::size_t{s.rows} * s.cols, off = s.misaligned ? 1 : 0;
+    const std::vector<float> dy = uniform(n, s.cols + 1, -2.0f, 2.0f);
+    const std::vector<float> xhat = uniform(n, s.cols + 2, -3.0f, 3.0f);
+    const std::vector<float> gamma = uniform(s.cols, s.cols + 3, 0.5f, 1.5f);
+    const std::vector<float> invStd = uniform(s.rows, s.cols + 4, 0.25f, 4.0f);
+    const Placed dyG = place(dy, off), xhatG = place(xhat, off), gammaG = place(gamma, off),
+                 invG = place(invStd, 0);
+    const Placed dx = placeOutput(n, off), dgamma = placeOutput(s.cols, off),
+                 dbeta = placeOutput(s.cols, off);
+    const int st = table.layer_norm_bwd(nullptr, s.rows, s.cols, dyG.data, xhatG.data,
+                                        invG.data, gammaG.data, dx.data, dgamma.data, dbeta.data);
+    INFO("layer_norm_bwd [" << s.rows << "," << s.cols << "]"
+                            << (s.misaligned ? " misaligned" : ""));
+    REQUIRE(st == 0);
+    const std::vector<float> gotDx = toHost(dx.buffer), gotG = toHost(dgamma.buffer),
+                             gotB = toHost(dbeta.buffer);
+
+    for (std::uint32_t j = 0; j < s.cols; ++j) {
+      long double wantG = 0, wantB = 0, magG = 0, magB = 0;
+      for (std::uint32_t r = 0; r < s.rows; ++r) {
+        const std::size_t i = std::size_t{r} * s.cols + j;
+        const long double t = static_cast<long double>(dy[i]) * xhat[i];
+        wantG += t;
+        magG += std::fabs(t);
+        wantB += dy[i];
+        magB += std::fabs(static_cast<long double>(dy[i]));
+      }
+      const double g = gotG[off + j], b = gotB[off + j];
+      if (!(std::fabs(g - wantG) <= std::ldexp(magG, -22) &&
+            std::fabs(b - wantB) <= std::ldexp(magB, -22))) {
+        INFO("col " << j << ": dgamma " << g << " want " << static_cast<double>(wantG)
+                    << ", dbeta " << b << " want " << static_cast<double>(wantB));
+        REQUIRE(std::fabs(g - wantG) <= std::ldexp(magG, -22));
+        REQUIRE(std::fabs(b - wantB) <= std::ldexp(magB, -22));
+      }
+      sums += 2;
+    }
+
+    for (std::uint32_t r = 0; r < s.rows; ++r) {
+      const std::size_t base = std::size_t{r} * s.cols;
+      long double sg = 0, sgx = 0;
+      for (std::uint32_t j = 0; j < s.cols; ++j) {
+        const long double gj = static_cast<long double>(dy[base + j]) * gamma[j];
+        sg += gj;
+        sgx += gj * xhat[base + j];
+      }
+      const long double meanG = sg / s.cols, meanGx = sgx / s.cols;
+      for (std::uint32_t j = 0; j < s.cols; ++j) {
+        const long double gj = static_cast<long double>(dy[base + j]) * gamma[j];
+        const long double want = invStd[r] * (gj - meanG - xhat[base + j] * meanGx);
+        const long double scale = invStd[r] * (std::fabs(gj) + std::fabs(meanG) +
+                                               std::fabs(xhat[base + j] * meanGx));
+        const double got = gotDx[off + base + j];
+        if (!(std::fabs(got - want) <= std::ldexp(scale, -18))) {
+          INFO("row " << r << " col " << j << ": dx " << got << " want "
+                      << static_cast<double>(want));
+          REQUIRE(std::fabs(got - want) <= std::ldexp(scale, -18));
+        }
+      }
+    }
+  }
+  WARN("layer_norm_bwd: " << sums << " column sums checked against long double");
+}
