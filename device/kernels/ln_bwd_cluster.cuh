@@ -1,8 +1,8 @@
-// layer_norm backward for rows held across a cluster, with dgamma/dbeta fused into the row
-// pass as ln_bwd_fused.cuh does for shorter rows: dy and xhat are read from HBM once. (The
-// row kernel plus the separate column pass moved 20 bytes an element for 12: measured on an
-// H200, 0.51-0.57 of copy speed at 16K-64K columns, with the column pass alone at 90% of DRAM
-// bandwidth.)
+// layer_norm backward for rows held across a cluster of up to kLnClusterMaxBlocks blocks
+// (8K-16K columns), with dgamma/dbeta fused into the row pass as ln_bwd_fused.cuh does for
+// shorter rows: dy and xhat are read from HBM once. (The row kernel plus the separate column
+// pass move 20 bytes an element for 12: measured on an H200, 0.51-0.57 of copy speed at
+// 16K-64K columns, with the column pass alone at 90% of DRAM bandwidth.)
 //
 // dx is computed as norm_bwd_cluster<false> computes it, on ln_bwd_fused's tile width
 // (kLnFusedUnits units a thread) spread over C blocks (plan_cluster), chosen from cols alone.
@@ -22,6 +22,13 @@ namespace tapecheck_cuda {
 
 // false: rows past the fused tile keep the row kernel and the separate column pass.
 constexpr bool kUseLnCluster = true;
+// Rows needing more blocks than this keep them too. Measured on an H200 in one run, ours/copy
+// against 1.3.1's separate passes: 16K columns (4 blocks) 0.650 against 0.566; 32K (8 x 512
+// threads) 0.510 against 0.545; 64K (8 x 1024) 0.491 against 0.507. With every cluster
+// resident for the whole call, the wide clusters lose more than the column pass costs (fewer
+// multiprocessors in use: 240 of 264 block slots at 32K, 120 of 132 at 64K; and a cluster's
+// blocks wait on each other every row, with no other cluster's loads to overlap).
+constexpr unsigned kLnClusterMaxBlocks = 4;
 // The next row's L2 prefetch (row_cluster.cuh). Measured on an H200 at 16K / 32K / 64K
 // columns, with too many clusters for one wave (so halve both): 0.359 / 0.306 / 0.259 of copy
 // speed without, 0.407 / 0.329 / 0.272 with.
@@ -164,7 +171,10 @@ inline bool ln_bwd_clustered(cudaStream_t s, Scratch& scratch, size_t rows, uint
                              const float* dy, const float* xhat, const float* inv_std,
                              const float* gamma, float* dx, float* dgamma, float* dbeta) {
   ClusterTile ct;
-  if (!kUseLnCluster || rows == 0 || !plan_cluster(cols, kLnFusedUnits, ct)) return false;
+  if (!kUseLnCluster || rows == 0 || !plan_cluster(cols, kLnFusedUnits, ct) ||
+      ct.C > kLnClusterMaxBlocks) {
+    return false;
+  }
   const size_t G = ln_cluster_count(ct, rows);
   double2* partial = scratch.get<double2>(G * cols);
   if (partial == nullptr) return false;

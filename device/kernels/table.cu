@@ -13,7 +13,7 @@ const tapecheck_kernels_v1 kTable = {
     // 1.3.0: one reduction a row for the norms' statistics, their backward sums and the
     //        softmax / cross-entropy maximum and sum over several warps (README.md).
     // 1.3.1: 1.3.0 with scratch memory from the library's own pool (scratch_pool.h).
-    // 1.4.0: 1.3.1 with layer_norm_bwd's column sums fused across a cluster for rows of 8K-64K
+    // 1.4.0: 1.3.1 with layer_norm_bwd's column sums fused across a cluster for rows of 8K-16K
     //        (ln_bwd_cluster.cuh) and the next row prefetched into L2 by the cluster forward
     //        kernels (row_cluster.cuh).
     /*version=*/"1.4.0",
