@@ -30,8 +30,9 @@ constexpr bool kUseLnCluster = true;
 // blocks wait on each other every row, with no other cluster's loads to overlap).
 constexpr unsigned kLnClusterMaxBlocks = 4;
 // The next row's L2 prefetch (row_cluster.cuh). Measured on an H200 at 16K / 32K / 64K
-// columns, with too many clusters for one wave (so halve both): 0.359 / 0.306 / 0.259 of copy
-// speed without, 0.407 / 0.329 / 0.272 with.
+// columns (with one cluster more than fit, which doubled both times): 0.359 / 0.306 / 0.259 of
+// copy speed without, 0.407 / 0.329 / 0.272 with (tools/bench/results/
+// 2026-11-30-h200-1.4.0-candidates/).
 constexpr bool kLnClusterPrefetch = true;
 
 template <int N, int V, bool kVec>

@@ -87,7 +87,8 @@ __device__ __forceinline__ void cluster_sums(double (&v)[K], double (*warps)[32]
 // gain, most at 64K (layer norm 0.645 -> 0.712, batch norm 0.670 -> 0.729, softmax 0.780 ->
 // 0.801, cross-entropy 0.768 -> 0.785); the backward kernels, with two inputs a row, mostly
 // lose (softmax 0.984 / 0.972 / 0.947 -> 0.933 / 0.964 / 0.926, cross-entropy 0.916 / 0.911 /
-// 0.881 -> 0.826 / 0.864 / 0.866), so they do not prefetch.
+// 0.881 -> 0.826 / 0.864 / 0.866), so they do not prefetch
+// (tools/bench/results/2026-11-30-h200-1.4.0-candidates/).
 constexpr bool kPrefetchForward = true;
 constexpr bool kPrefetchBackward = false;
 
