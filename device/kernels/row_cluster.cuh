@@ -104,9 +104,7 @@ __device__ __forceinline__ void prefetch_row_share(const float* p, size_t row, s
     const uint32_t u0 = cl.block_rank() * per;
     if (u0 >= units) return;
     const uint32_t u1 = u0 + per < units ? u0 + per : units;
-    const float* a = p + row * cols + static_cast<size_t>(u0) * 4;
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a), "r"((u1 - u0) * 16u)
-                 : "memory");
+    prefetch_l2(p + row * cols + static_cast<size_t>(u0) * 4, (u1 - u0) * 16u);
   }
 }
 

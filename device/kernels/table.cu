@@ -16,7 +16,9 @@ const tapecheck_kernels_v1 kTable = {
     // 1.4.0: 1.3.1 with layer_norm_bwd's column sums fused across a cluster for rows of 8K-16K
     //        (ln_bwd_cluster.cuh) and the next row prefetched into L2 by the cluster forward
     //        kernels (row_cluster.cuh).
-    /*version=*/"1.4.0",
+    // 1.4.1: 1.4.0 with ln_bwd_fused's block rows of 2K-8K prefetching their next row
+    //        (ln_bwd_fused.cuh).
+    /*version=*/"1.4.1",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,
