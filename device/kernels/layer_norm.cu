@@ -2,8 +2,8 @@
 // The row passes run on the row tiles of norm_tiles.cuh (the generic engine is their fallback).
 // The per-column sums dgamma/dbeta of the backward pass are fused into the row pass for rows
 // up to 8192 floats (ln_bwd_fused.cuh) and, across a cluster of up to 4 blocks, up to 16384
-// (ln_bwd_cluster.cuh); longer rows use a separate column reduction. All add in an order fixed by (rows, cols), so
-// they are repeatable bit for bit.
+// (ln_bwd_cluster.cuh); longer rows use a separate column reduction. All add in an order fixed
+// by (rows, cols), so they are repeatable bit for bit.
 #include "entry.h"
 #include "norm_math.cuh"
 #include "ln_bwd_cluster.cuh"

@@ -24,7 +24,7 @@ using namespace tapecheck::device::testing;
 
 namespace {
 
-struct Shape2 {
+struct ColSumShape {
   std::uint32_t rows, cols;
   bool misaligned;  // inputs and outputs one float past a 16-byte boundary
 };
@@ -59,13 +59,13 @@ TEST_CASE("On a GPU, layer_norm_bwd's column sums keep every row once", "[gpu]")
   auto kernels = cudaKernelsOrSkip();
   if (!kernels) return;
   const tapecheck_kernels_v1& table = *kernels->table;
-  const std::vector<Shape2> shapes = {
+  const std::vector<ColSumShape> shapes = {
       {1000, 32, false},    {300, 1000, false},  {200, 8192, false},  {100, 8193, false},
       {300, 16384, false},  {64, 16384, true},   {200, 20000, false}, {100, 32768, false},
       {70, 30001, false},   {40, 65536, false},  {17, 65536, true},   {3, 100000, false},
   };
   std::size_t sums = 0;
-  for (const Shape2& s : shapes) {
+  for (const ColSumShape& s : shapes) {
     const std::size_t n = std::size_t{s.rows} * s.cols, off = s.misaligned ? 1 : 0;
     const std::vector<float> dy = uniform(n, s.cols + 1, -2.0f, 2.0f);
     const std::vector<float> xhat = uniform(n, s.cols + 2, -3.0f, 3.0f);
