@@ -36,7 +36,8 @@ constexpr bool kUseLnFused = true;
 // Block rows of at least this many columns prefetch their next row into L2 (row_tiles.cuh,
 // prefetch_rows). Measured on an H200, two runs each, ours/copy: 0.846 -> 0.905, 0.793 ->
 // 0.851 and 0.654 -> 0.716 at 2K, 4K and 8K columns; 0.862 -> 0.870 at 1K and 0.825 -> 0.817
-// at 512 (a block of 64 threads); warp tiles lost 0.25 at 32 and 128 columns, so never there.
+// at 512 (a block of 64 threads); warp tiles lost 0.25-0.27 at 32 and 128 columns, so never
+// there.
 constexpr uint32_t kLnFusedPrefetchMinCols = 2048;
 
 // Every variant is held to 64 registers (1024 resident threads a multiprocessor) so that one

@@ -74,10 +74,10 @@ __device__ __forceinline__ void prefetch_l2(const float* p, uint32_t bytes) {
 //
 // Only ln_bwd_fused's block rows use it. Measured on an H200 (ours/copy, two runs each, against
 // kernels 1.4.0; tools/bench/results/2026-11-30-h200-1.4.1-candidates/): it lifts them by 0.06
-// at 2K-8K columns; in the forward register tiles it lost up to 0.07 (cross-entropy at every
+// at 2K-8K columns; in the forward register tiles it lost up to 0.08 (cross-entropy at every
 // width, softmax at 2K, the norms at 16K) for at most +0.02 (norms at 4K-8K); and in
-// ln_bwd_fused's warp tiles (32, 128 columns) it lost 0.25. (Not profiled; the likely cost is
-// the many small requests, from every block on every iteration.)
+// ln_bwd_fused's warp tiles (32, 128 columns) it lost 0.25-0.27. (Not profiled; the likely
+// cost is the many small requests, from every block on every iteration.)
 template <bool kOn>
 __device__ __forceinline__ void prefetch_rows(const float* p, size_t next, size_t count,
                                               size_t rows, uint32_t cols) {
