@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "binary32_range.h"
+#include "tapecheck/conformance/reference_tapes.h"
 #include "tapecheck/conformance/ulp.h"
 #include "values.h"
 
@@ -179,17 +181,23 @@ CaseVerdict judgeCase(const OpInfo& op, const TestCase& c, const Outcome& actual
 }
 
 ReferencedVerdict judgeWithOracle(const OpInfo& op, const TestCase& c, const Outcome& actual,
-                                  const Outcome& reference64, const TapeFactory& oracle) {
+                                  const Outcome& reference64, const TapeFactory& oracle,
+                                  const TapeFactory& binary32) {
   ReferencedVerdict r;
   r.verdict = judgeCase(op, c, actual, reference64);
-  const CaseVerdict& v = r.verdict;
-  const bool failed = !v.errorCase && (v.fwd.status == Status::Failed ||
-                                       (v.bwd && v.bwd->status == Status::Failed));
-  if (!failed) return r;
+  const auto failed = [](const CaseVerdict& v) {
+    return !v.errorCase &&
+           (v.fwd.status == Status::Failed || (v.bwd && v.bwd->status == Status::Failed));
+  };
+  if (!failed(r.verdict)) return r;
   auto tape = oracle();
   r.oracle = evaluate(*tape, c);
   r.oracleConsulted = true;
-  if (!r.oracle->error) r.verdict = judgeCase(op, c, actual, *r.oracle);
+  if (r.oracle->error) return r;
+  r.verdict = judgeCase(op, c, actual, *r.oracle);
+  if (!failed(r.verdict)) return r;
+  auto b32 = binary32 ? binary32() : makeReferenceTapeFloat();
+  r.binary32Excused = excuseBinary32Range(op, c, actual, *r.oracle, evaluate(*b32, c), r.verdict);
   return r;
 }
 

@@ -36,6 +36,20 @@ TestCase softmaxCase(const std::vector<double>& x, bool withUpstream = true) {
 
 Outcome run(std::unique_ptr<AnyTape> tape, const TestCase& c) { return evaluate(*tape, c); }
 
+// distill on one slice of 3: student logits {-inf, 0, 1}, teacher logits {-124, 0, 0}.
+TestCase distillAtRangeEdge() {
+  TestCase c;
+  c.op = "distill";
+  const Shape s{1, 3};
+  c.leaves.push_back({{s, {-kInf, 0, 1}}, true});
+  c.leaves.push_back({{s, {-124, 0, 0}}, false});
+  c.call = {{"student", 0}, {"teacher", 1}};
+  c.attrs.s = s;
+  c.attrs.axis = 1;
+  c.upstream = TensorData{Shape{}, {1}};
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("unitError counts binary32 steps of max(|expected|, floor)", "[judge]") {
@@ -166,6 +180,42 @@ TEST_CASE("when binary64 says FAILED the multi-precision oracle decides", "[judg
   // Agreement with binary64 needs no oracle.
   r = judgeWithOracle(op, c, exact, exact, oracle);
   CHECK_FALSE(r.oracleConsulted);
+}
+
+TEST_CASE("a non-finite mismatch that binary32 itself cannot avoid is MISTRUSTED, not FAILED",
+          "[judge]") {
+  const OpInfo& op = *findOp("distill");
+  const TestCase c = distillAtRangeEdge();
+  const TapeFactory oracle = [] { return makeReferenceTapeOracle(); };
+  const Outcome ref64 = run(makeReferenceTapeDouble(), c);
+  const Outcome ref32 = run(makeReferenceTapeFloat(), c);
+  // By hand: the teacher's p[0] = e^-124 / (2 + e^-124), about 1e-54 > 0, meets log q[0] = -inf,
+  // so the exact loss is +inf. In binary32, p[0] underflows to 0 and 0 * -inf is NaN.
+  REQUIRE(ref64.value.values.size() == 1);
+  CHECK(ref64.value.values[0] == kInf);
+  CHECK(std::isnan(ref32.value.values[0]));
+
+  // A kernel that computes as binary32 does: not failed, not passed either.
+  ReferencedVerdict r = judgeWithOracle(op, c, ref32, ref64, oracle);
+  CHECK(r.oracleConsulted);
+  CHECK(r.binary32Excused);
+  CHECK(r.verdict.fwd.status == tapecheck::conformance::Status::Mistrusted);
+  CHECK(r.verdict.fwd.reason.find("value[0] = nan, exact inf, binary32 nan") != std::string::npos);
+
+  // A kernel whose non-finite value binary32 does not give stays FAILED.
+  Outcome wrongSign = ref32;
+  wrongSign.value.values[0] = -kInf;
+  r = judgeWithOracle(op, c, wrongSign, ref64, oracle);
+  CHECK_FALSE(r.binary32Excused);
+  CHECK(r.verdict.fwd.status == tapecheck::conformance::Status::Failed);
+
+  // And so does a NaN where binary32 has a finite value.
+  const TestCase sm = softmaxCase({0.5, -1, 2, 0.25, 3});
+  Outcome nan = run(makeReferenceTapeFloat(), sm);
+  nan.value.values[2] = kNaN;
+  r = judgeWithOracle(*findOp("softmaxLast"), sm, nan, run(makeReferenceTapeDouble(), sm), oracle);
+  CHECK_FALSE(r.binary32Excused);
+  CHECK(r.verdict.fwd.status == tapecheck::conformance::Status::Failed);
 }
 
 TEST_CASE("the dot-product identity accepts true gradients and rejects scaled ones", "[judge]") {

@@ -10,6 +10,8 @@
 // - An output that is mostly zeros where the expected one is not (more than 90% of its nonzero
 //   expected elements came back exactly 0), or a pass whose outputs are all zero on both sides,
 //   is MISTRUSTED: agreement proves little.
+// - A pass failed even by the oracle only on non-finite values that binary32 evaluation of the
+//   spec's formulas gives too is MISTRUSTED (judgeWithOracle, src/binary32_range.h).
 // - The dot-product identity <J^T u, v> = <u, J v> (dotProductCheck) checks the gradient under
 //   test against a central difference of the reference's forward in binary64.
 #pragma once
@@ -63,13 +65,19 @@ CaseVerdict judgeCase(const OpInfo& op, const TestCase& c, const Outcome& actual
 // judgeCase against the binary64 reference and, when that says FAILED, against the
 // multi-precision oracle (made by `oracle`): the verdict of the oracle is final. The PyTorch
 // `_refs` rule: binary64 is only a proxy for the exact answer.
+// When the oracle fails a pass too, and every element beyond budget is a non-finite mismatch at
+// which the reference tape at binary32 gives what the tape under test gives, the pass is
+// MISTRUSTED instead: the exact value rests on magnitudes outside binary32's range
+// (src/binary32_range.h has the example). `binary32` defaults to the reference tape at binary32.
 struct ReferencedVerdict {
   CaseVerdict verdict;
   bool oracleConsulted = false;
   std::optional<Outcome> oracle;  // when consulted
+  bool binary32Excused = false;   // a pass the oracle failed is MISTRUSTED by the rule above
 };
 ReferencedVerdict judgeWithOracle(const OpInfo& op, const TestCase& c, const Outcome& actual,
-                                  const Outcome& reference64, const TapeFactory& oracle);
+                                  const Outcome& reference64, const TapeFactory& oracle,
+                                  const TapeFactory& binary32 = {});
 
 // The element-wise part, for one output: exposed for golden-vector checks and tests. Floors are
 // raised to 2^-126, where binary32's ulp stops shrinking (subnormals are 2^-149 apart).
