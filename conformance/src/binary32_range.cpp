@@ -1,5 +1,6 @@
 #include "binary32_range.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
