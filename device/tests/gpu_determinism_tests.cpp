@@ -16,7 +16,6 @@
 #include <cstring>
 #include <functional>
 #include <optional>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -44,31 +43,23 @@ const std::vector<GridShape>& shapes() {
   return s;
 }
 
-std::vector<float> randomValues(std::size_t n, std::uint32_t seed, float lo, float hi) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(gen);
-  return v;
-}
-
 // The inputs of every entry point for one [rows, cols] shape (batch norm: channels = rows,
 // spatial = cols; cross entropy: outer = rows, n = cols, inner = 1).
 struct Inputs {
   at::Tensor x, y, dy, xhat, target, logp, colParam, colShift, rowParam, rowShift, rowInvStd, dloss;
   explicit Inputs(const GridShape& s) {
     const std::size_t n = static_cast<std::size_t>(s.rows) * s.cols;
-    x = onGpu(randomValues(n, 1, -6.f, 6.f));
-    y = onGpu(randomValues(n, 2, 0.f, 1.f));
-    dy = onGpu(randomValues(n, 3, -2.f, 2.f));
-    xhat = onGpu(randomValues(n, 4, -3.f, 3.f));
-    target = onGpu(randomValues(n, 5, 0.f, 2.f));
-    logp = onGpu(randomValues(n, 6, -12.f, 0.f));
-    colParam = onGpu(randomValues(s.cols, 7, 0.5f, 1.5f));
-    colShift = onGpu(randomValues(s.cols, 8, -1.f, 1.f));
-    rowParam = onGpu(randomValues(s.rows, 9, 0.5f, 1.5f));
-    rowShift = onGpu(randomValues(s.rows, 10, -1.f, 1.f));
-    rowInvStd = onGpu(randomValues(s.rows, 11, 0.25f, 4.f));
+    x = onGpu(uniformValues(n, 1, -6.f, 6.f));
+    y = onGpu(uniformValues(n, 2, 0.f, 1.f));
+    dy = onGpu(uniformValues(n, 3, -2.f, 2.f));
+    xhat = onGpu(uniformValues(n, 4, -3.f, 3.f));
+    target = onGpu(uniformValues(n, 5, 0.f, 2.f));
+    logp = onGpu(uniformValues(n, 6, -12.f, 0.f));
+    colParam = onGpu(uniformValues(s.cols, 7, 0.5f, 1.5f));
+    colShift = onGpu(uniformValues(s.cols, 8, -1.f, 1.f));
+    rowParam = onGpu(uniformValues(s.rows, 9, 0.5f, 1.5f));
+    rowShift = onGpu(uniformValues(s.rows, 10, -1.f, 1.f));
+    rowInvStd = onGpu(uniformValues(s.rows, 11, 0.25f, 4.f));
     dloss = onGpu({0.75f});
   }
 };

@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <random>
 #include <vector>
 
 using namespace tapecheck::device;
@@ -28,14 +27,6 @@ struct ColSumShape {
   std::uint32_t rows, cols;
   bool misaligned;  // inputs and outputs one float past a 16-byte boundary
 };
-
-std::vector<float> uniform(std::size_t n, std::uint32_t seed, float lo, float hi) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(gen);
-  return v;
-}
 
 // A device copy of v starting `offset` floats into its buffer (kept alive by the tensor).
 struct Placed {
@@ -67,10 +58,10 @@ TEST_CASE("On a GPU, layer_norm_bwd's column sums keep every row once", "[gpu]")
   std::size_t sums = 0;
   for (const ColSumShape& s : shapes) {
     const std::size_t n = std::size_t{s.rows} * s.cols, off = s.misaligned ? 1 : 0;
-    const std::vector<float> dy = uniform(n, s.cols + 1, -2.0f, 2.0f);
-    const std::vector<float> xhat = uniform(n, s.cols + 2, -3.0f, 3.0f);
-    const std::vector<float> gamma = uniform(s.cols, s.cols + 3, 0.5f, 1.5f);
-    const std::vector<float> invStd = uniform(s.rows, s.cols + 4, 0.25f, 4.0f);
+    const std::vector<float> dy = uniformValues(n, s.cols + 1, -2.0f, 2.0f);
+    const std::vector<float> xhat = uniformValues(n, s.cols + 2, -3.0f, 3.0f);
+    const std::vector<float> gamma = uniformValues(s.cols, s.cols + 3, 0.5f, 1.5f);
+    const std::vector<float> invStd = uniformValues(s.rows, s.cols + 4, 0.25f, 4.0f);
     const Placed dyG = place(dy, off), xhatG = place(xhat, off), gammaG = place(gamma, off),
                  invG = place(invStd, 0);
     const Placed dx = placeOutput(n, off), dgamma = placeOutput(s.cols, off),

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <random>
 #include <vector>
 
 #include "tapecheck/device/kernel_table.h"
@@ -24,6 +25,15 @@ inline at::Tensor gpuBuffer(std::size_t n) {
   // NaN-filled: an element a kernel forgets to write shows as a difference, not as a lucky 0.
   return at::full({static_cast<std::int64_t>(n > 0 ? n : 1)}, std::nanf(""),
                   at::TensorOptions().dtype(at::kFloat).device(at::kCUDA));
+}
+
+// n values drawn uniformly from [lo, hi), the same for the same seed.
+inline std::vector<float> uniformValues(std::size_t n, std::uint32_t seed, float lo, float hi) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(gen);
+  return v;
 }
 
 inline std::vector<float> toHost(const at::Tensor& t) {
