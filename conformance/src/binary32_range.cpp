@@ -1,20 +1,12 @@
 #include "binary32_range.h"
 
-#include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <string>
 
 #include "tapecheck/conformance/ulp.h"
 
 namespace tapecheck::conformance {
 namespace {
-
-std::string number(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
 
 struct Explained {
   bool ok = false;         // every element beyond budget is explained, and there is one
@@ -31,14 +23,14 @@ Explained explain(const std::string& name, const TensorData& actual, const Tenso
   bool any = false;
   for (std::size_t i = 0; i < exact.values.size(); ++i) {
     const double a = actual.values[i], e = exact.values[i], b = binary32.values[i];
-    const double floor = std::max(i < floors.size() ? floors[i] : 0.0, kBinary32MinNormal);
+    const double floor = elementFloor(floors, i);
     if (unitError(a, e, kBinary32Unit, floor) <= budget) continue;
     // Only a difference of kind, and one the binary32 reference shares with the kernel.
     if (std::isfinite(a) && std::isfinite(e)) return out;
     if (!(unitError(a, b, kBinary32Unit, floor) <= budget)) return out;
     if (!any)
-      out.firstWhere = name + "[" + std::to_string(i) + "] = " + number(a) + ", exact " +
-                       number(e) + ", binary32 " + number(b);
+      out.firstWhere = name + "[" + std::to_string(i) + "] = " + formatNumber(a) + ", exact " +
+                       formatNumber(e) + ", binary32 " + formatNumber(b);
     any = true;
   }
   out.ok = any;

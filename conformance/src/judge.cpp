@@ -15,12 +15,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-std::string number(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
-
 std::string argName(const TestCase& c, std::size_t leaf) {
   for (const auto& [name, id] : c.call)
     if (id == leaf) return name;
@@ -55,8 +49,9 @@ void settle(PassVerdict& pass, double budget, double relL2Budget, bool checkRelL
   if (worst) {
     pass.status = Status::Failed;
     pass.reason = worst->name + "[" + std::to_string(worst->worstIndex) + "] = " +
-                  number(worst->worstActual) + ", expected " + number(worst->worstExpected) +
-                  " (floor " + number(worst->worstFloor) + "): " + formatUlps(worst->maxUlps) +
+                  formatNumber(worst->worstActual) + ", expected " +
+                  formatNumber(worst->worstExpected) + " (floor " +
+                  formatNumber(worst->worstFloor) + "): " + formatUlps(worst->maxUlps) +
                   " > budget " + formatUlps(budget);
     return;
   }
@@ -88,6 +83,12 @@ void settle(PassVerdict& pass, double budget, double relL2Budget, bool checkRelL
 
 }  // namespace
 
+std::string formatNumber(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
 std::string formatUlps(double ulps) {
   if (!std::isfinite(ulps)) return "inf";
   char buf[32];
@@ -113,7 +114,7 @@ OutputVerdict judgeOutput(const std::string& name, const TensorData& actual,
   for (std::size_t i = 0; i < expected.values.size(); ++i) {
     const double a = actual.values[i], e = expected.values[i];
     // Below binary32's normal range an ulp is 2^-149 = 2^-23 * 2^-126: no floor is finer.
-    const double floor = std::max(i < floors.size() ? floors[i] : 0.0, kBinary32MinNormal);
+    const double floor = elementFloor(floors, i);
     const double err = unitError(a, e, kBinary32Unit, floor);
     if (err > v.maxUlps || (i == 0 && err == 0 && v.maxUlps == 0)) {
       v.maxUlps = err;

@@ -16,6 +16,7 @@
 //   test against a central difference of the reference's forward in binary64.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -102,5 +103,13 @@ DotCheck dotProductCheck(const OpInfo& op, const TestCase& c, const Outcome& act
 
 // "12.3ulp", "inf", "0ulp".
 std::string formatUlps(double ulps);
+
+// A value in a verdict's reason: "%.9g" (every binary32 exactly, "nan", "inf").
+std::string formatNumber(double v);
+
+// The floor element i of an output is judged against: its rule's floor, raised to 2^-126.
+inline double elementFloor(const std::vector<double>& floors, std::size_t i) {
+  return std::max(i < floors.size() ? floors[i] : 0.0, kBinary32MinNormal);
+}
 
 }  // namespace tapecheck::conformance
