@@ -4,7 +4,9 @@
 //     the call: rows [a, b) computed alone are bit for bit rows [a, b) of the whole call. The
 //     kernels choose their launch plan from the shape, so this is what keeps a tape that batches
 //     or splits its work differently from changing a single bit;
-//   - calls from several host threads at once give the bits a call alone gives.
+//   - calls from several host threads at once give the bits a call alone gives;
+//   - 16-byte-aligned buffers (vector loads; the staged rows of row_stage.cuh) give the bits
+//     of buffers one float off (scalar loads): the same arithmetic in the same order.
 // Outputs that are sums over rows (layer norm's dgamma/dbeta, a loss) are checked for repetition
 // only. Without a visible GPU (or without the cuda table) these tests say so and pass.
 #include <catch2/catch.hpp>
@@ -43,10 +45,29 @@ const std::vector<GridShape>& shapes() {
   return s;
 }
 
+// `n` floats starting `offset` floats into a fresh buffer: with offset 1 every row of a width
+// that is a multiple of 4 starts one float past a 16-byte boundary.
+at::Tensor placed(at::Tensor buffer, std::size_t n, std::size_t offset) {
+  return buffer.narrow(0, static_cast<std::int64_t>(offset), static_cast<std::int64_t>(n));
+}
+
 // The inputs of every entry point for one [rows, cols] shape (batch norm: channels = rows,
-// spatial = cols; cross entropy: outer = rows, n = cols, inner = 1).
+// spatial = cols; cross entropy: outer = rows, n = cols, inner = 1). `offset`: where every
+// input and output starts in its buffer (0: 16-byte aligned).
 struct Inputs {
   at::Tensor x, y, dy, xhat, target, logp, colParam, colShift, rowParam, rowShift, rowInvStd, dloss;
+  std::size_t offset = 0;
+  // The same values as `from`, each `offset` floats into its buffer.
+  Inputs(const Inputs& from, std::size_t off) : offset(off) {
+    auto copy = [off](const at::Tensor& t) {
+      const std::size_t n = static_cast<std::size_t>(t.numel());
+      return placed(gpuBuffer(n + off), n, off).copy_(t);
+    };
+    x = copy(from.x), y = copy(from.y), dy = copy(from.dy), xhat = copy(from.xhat);
+    target = copy(from.target), logp = copy(from.logp), colParam = copy(from.colParam);
+    colShift = copy(from.colShift), rowParam = copy(from.rowParam);
+    rowShift = copy(from.rowShift), rowInvStd = copy(from.rowInvStd), dloss = copy(from.dloss);
+  }
   explicit Inputs(const GridShape& s) {
     const std::size_t n = static_cast<std::size_t>(s.rows) * s.cols;
     x = onGpu(uniformValues(n, 1, -6.f, 6.f));
@@ -84,39 +105,44 @@ const float* rowsOf(const at::Tensor& t, std::uint32_t first, std::uint32_t cols
   return t.data_ptr<float>() + static_cast<std::size_t>(first) * cols;
 }
 
+// An output buffer of n floats placed as the inputs are.
+at::Tensor outBuffer(const Inputs& in, std::size_t n) {
+  return placed(gpuBuffer(n + in.offset), n, in.offset);
+}
+
 const std::vector<Entry>& entries() {
   using K = const tapecheck_kernels_v1&;
   static const std::vector<Entry> e = {
       {"softmax_fwd",
        [](K k, const Inputs& in, GridShape s, std::uint32_t f, std::uint32_t c, int& st) {
-         at::Tensor y = gpuBuffer(std::size_t{c} * s.cols);
+         at::Tensor y = outBuffer(in, std::size_t{c} * s.cols);
          st = k.softmax_fwd(nullptr, c, s.cols, rowsOf(in.x, f, s.cols), y.data_ptr<float>());
          return std::vector<Output>{{"y", y, s.cols}};
        }},
       {"softmax_bwd",
        [](K k, const Inputs& in, GridShape s, std::uint32_t f, std::uint32_t c, int& st) {
-         at::Tensor dx = gpuBuffer(std::size_t{c} * s.cols);
+         at::Tensor dx = outBuffer(in, std::size_t{c} * s.cols);
          st = k.softmax_bwd(nullptr, c, s.cols, rowsOf(in.y, f, s.cols),
                             rowsOf(in.dy, f, s.cols), dx.data_ptr<float>());
          return std::vector<Output>{{"dx", dx, s.cols}};
        }},
       {"log_softmax_fwd",
        [](K k, const Inputs& in, GridShape s, std::uint32_t f, std::uint32_t c, int& st) {
-         at::Tensor y = gpuBuffer(std::size_t{c} * s.cols);
+         at::Tensor y = outBuffer(in, std::size_t{c} * s.cols);
          st = k.log_softmax_fwd(nullptr, c, s.cols, rowsOf(in.x, f, s.cols),
                                 y.data_ptr<float>());
          return std::vector<Output>{{"y", y, s.cols}};
        }},
       {"log_softmax_bwd",
        [](K k, const Inputs& in, GridShape s, std::uint32_t f, std::uint32_t c, int& st) {
-         at::Tensor dx = gpuBuffer(std::size_t{c} * s.cols);
+         at::Tensor dx = outBuffer(in, std::size_t{c} * s.cols);
          st = k.log_softmax_bwd(nullptr, c, s.cols, rowsOf(in.logp, f, s.cols),
                                 rowsOf(in.dy, f, s.cols), dx.data_ptr<float>());
          return std::vector<Output>{{"dx", dx, s.cols}};
        }},
       {"topk_mask",
        [](K k, const Inputs& in, GridShape s, std::uint32_t f, std::uint32_t c, int& st) {
-         at::Tensor mask = gpuBuffer(std::size_t{c} * s.cols);
+         at::Tensor mask = outBuffer(in, std::size_t{c} * s.cols);
          const std::uint32_t kk = s.cols < 8 ? s.cols : 8;
          st = k.topk_mask(nullptr, c, s.cols, kk, rowsOf(in.x, f, s.cols),
                           mask.data_ptr<float>());
@@ -124,8 +150,8 @@ const std::vector<Entry>& entries() {
        }},
       {"layer_norm_fwd",
        [](K k, const Inputs& in, GridShape s, std::uint32_t f, std::uint32_t c, int& st) {
-         at::Tensor y = gpuBuffer(std::size_t{c} * s.cols),
-                    xhat = gpuBuffer(std::size_t{c} * s.cols), inv = gpuBuffer(c);
+         at::Tensor y = outBuffer(in, std::size_t{c} * s.cols),
+                    xhat = outBuffer(in, std::size_t{c} * s.cols), inv = outBuffer(in, c);
          st = k.layer_norm_fwd(nullptr, c, s.cols, 1e-5f, rowsOf(in.x, f, s.cols),
                                in.colParam.data_ptr<float>(), in.colShift.data_ptr<float>(),
                                y.data_ptr<float>(), xhat.data_ptr<float>(), inv.data_ptr<float>());
@@ -133,8 +159,8 @@ const std::vector<Entry>& entries() {
        }},
       {"layer_norm_bwd",
        [](K k, const Inputs& in, GridShape s, std::uint32_t f, std::uint32_t c, int& st) {
-         at::Tensor dx = gpuBuffer(std::size_t{c} * s.cols), dg = gpuBuffer(s.cols),
-                    db = gpuBuffer(s.cols);
+         at::Tensor dx = outBuffer(in, std::size_t{c} * s.cols), dg = outBuffer(in, s.cols),
+                    db = outBuffer(in, s.cols);
          st = k.layer_norm_bwd(nullptr, c, s.cols, rowsOf(in.dy, f, s.cols),
                                rowsOf(in.xhat, f, s.cols), rowsOf(in.rowInvStd, f, 1),
                                in.colParam.data_ptr<float>(), dx.data_ptr<float>(),
@@ -143,8 +169,8 @@ const std::vector<Entry>& entries() {
        }},
       {"batch_norm_fwd",
        [](K k, const Inputs& in, GridShape s, std::uint32_t f, std::uint32_t c, int& st) {
-         at::Tensor y = gpuBuffer(std::size_t{c} * s.cols),
-                    xhat = gpuBuffer(std::size_t{c} * s.cols), inv = gpuBuffer(c);
+         at::Tensor y = outBuffer(in, std::size_t{c} * s.cols),
+                    xhat = outBuffer(in, std::size_t{c} * s.cols), inv = outBuffer(in, c);
          st = k.batch_norm_fwd(nullptr, c, s.cols, 1e-5f, rowsOf(in.x, f, s.cols),
                                rowsOf(in.rowParam, f, 1), rowsOf(in.rowShift, f, 1),
                                y.data_ptr<float>(), xhat.data_ptr<float>(), inv.data_ptr<float>());
@@ -152,7 +178,7 @@ const std::vector<Entry>& entries() {
        }},
       {"batch_norm_bwd",
        [](K k, const Inputs& in, GridShape s, std::uint32_t f, std::uint32_t c, int& st) {
-         at::Tensor dx = gpuBuffer(std::size_t{c} * s.cols), dg = gpuBuffer(c), db = gpuBuffer(c);
+         at::Tensor dx = outBuffer(in, std::size_t{c} * s.cols), dg = outBuffer(in, c), db = outBuffer(in, c);
          st = k.batch_norm_bwd(nullptr, c, s.cols, rowsOf(in.dy, f, s.cols),
                                rowsOf(in.xhat, f, s.cols), rowsOf(in.rowInvStd, f, 1),
                                rowsOf(in.rowParam, f, 1), dx.data_ptr<float>(),
@@ -161,7 +187,7 @@ const std::vector<Entry>& entries() {
        }},
       {"cross_entropy_fwd",
        [](K k, const Inputs& in, GridShape s, std::uint32_t f, std::uint32_t c, int& st) {
-         at::Tensor loss = gpuBuffer(1), logp = gpuBuffer(std::size_t{c} * s.cols);
+         at::Tensor loss = outBuffer(in, 1), logp = outBuffer(in, std::size_t{c} * s.cols);
          st = k.cross_entropy_fwd(nullptr, c, s.cols, 1, 1, rowsOf(in.x, f, s.cols),
                                   rowsOf(in.target, f, s.cols), loss.data_ptr<float>(),
                                   logp.data_ptr<float>());
@@ -170,7 +196,7 @@ const std::vector<Entry>& entries() {
       {"cross_entropy_bwd",
        // mean = 0: with mean = 1 the gradient is scaled by 1 / rows, which differs for a sub-range.
        [](K k, const Inputs& in, GridShape s, std::uint32_t f, std::uint32_t c, int& st) {
-         at::Tensor dl = gpuBuffer(std::size_t{c} * s.cols), dt = gpuBuffer(std::size_t{c} * s.cols);
+         at::Tensor dl = outBuffer(in, std::size_t{c} * s.cols), dt = outBuffer(in, std::size_t{c} * s.cols);
          st = k.cross_entropy_bwd(nullptr, c, s.cols, 1, 0, in.dloss.data_ptr<float>(),
                                   rowsOf(in.logp, f, s.cols), rowsOf(in.target, f, s.cols),
                                   dl.data_ptr<float>(), dt.data_ptr<float>());
@@ -299,4 +325,35 @@ TEST_CASE("On a GPU, the cuda kernels give the same bits when called from many t
   for (const std::string& p : problems) if (!p.empty()) first = p;
   INFO("first difference: " << first);
   REQUIRE(failures.load() == 0);
+}
+
+// The kernels take their 16-byte paths (vector loads, and for rows held across a cluster the
+// shared-memory stages of row_stage.cuh) only when every pointer is 16-byte aligned; one float
+// off, the same units are loaded as scalars from global memory and go through the same
+// arithmetic in the same order. So the two must agree bit for bit. The shapes are the widths
+// of the cluster kernels with more than 3 x 1024 rows, so that every cluster takes at least
+// three rows and each stage of the ring is refilled (row_cluster.cuh: at most 1024 clusters).
+TEST_CASE("On a GPU, the cuda kernels give the same bits from misaligned buffers", "[gpu]") {
+  auto kernels = cudaKernelsOrSkip();
+  if (!kernels) return;
+  const tapecheck_kernels_v1& k = *kernels->table;
+  const std::vector<GridShape> clusterWidths = {{4100, 16384}, {3100, 32768}, {3073, 65536}};
+  for (const GridShape& s : clusterWidths) {
+    const Inputs aligned(s);
+    const Inputs offByOne(aligned, 1);
+    REQUIRE(reinterpret_cast<std::uintptr_t>(offByOne.x.data_ptr<float>()) % 16 != 0);
+    for (const Entry& e : entries()) {
+      int st = 0;
+      const std::vector<Output> a = e.call(k, aligned, s, 0, s.rows, st);
+      REQUIRE(st == 0);
+      const std::vector<Output> b = e.call(k, offByOne, s, 0, s.rows, st);
+      REQUIRE(st == 0);
+      for (std::size_t o = 0; o < a.size(); ++o) {
+        INFO(label(e, s) << " output " << a[o].name << ": aligned vs one float off");
+        const bool same = at::equal(a[o].values.view(at::kInt), b[o].values.view(at::kInt));
+        if (!same) REQUIRE(firstDifference(toHost(a[o].values), toHost(b[o].values), 0) == "");
+        REQUIRE(same);
+      }
+    }
+  }
 }
