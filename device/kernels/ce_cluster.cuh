@@ -139,7 +139,7 @@ __global__ void __launch_bounds__(1024, 1)
 }
 
 // Stages (row_stage.cuh) of the 16-byte path; 0: global loads.
-constexpr int kCeFwdStages = 1;
+constexpr int kCeFwdStages = 0;  // its loss partials are per block: the grid must not vary
 constexpr int kCeBwdStages = 1;
 
 // Host side. The forward's partials: one per block, cluster_count(rows) * C of them; true
