@@ -7,12 +7,11 @@
 
 #include "ce_tiles.cuh"
 #include "max_sum.cuh"
-#include "row_stage.cuh"
+#include "row_cluster.cuh"
 
 namespace tapecheck_cuda {
 
-// S: stages of row_stage.cuh (0: loads from global memory).
-template <int N, int V, bool kVec, int S>
+template <int N, int V, bool kVec>
 __global__ void __launch_bounds__(1024, 1)
     ce_fwd_cluster(const float* __restrict__ x, const float* __restrict__ target,
                    float* __restrict__ logp, double* __restrict__ partial, size_t rows,
@@ -20,32 +19,29 @@ __global__ void __launch_bounds__(1024, 1)
   __shared__ WarpParts parts;
   __shared__ MaxSum slot[2];  // alternating by row: one cluster barrier a row
   __shared__ double wloss[32];
-  __shared__ uint64_t full[S > 0 ? S : 1];
   cg::cluster_group cl = cg::this_cluster();
   const unsigned C = cl.num_blocks();
   const unsigned RT = C * blockDim.x;
   const unsigned lane = cl.block_rank() * blockDim.x + threadIdx.x;
   const size_t clusters = gridDim.x / C;
   double loss = 0.0;
-  unsigned parity = 0, n = 0;
-  auto src = make_rows<S, 2, V, kVec, kPrefetchForward>({x, target}, rows, cols, N, full);
-  src.start(blockIdx.x / C);
+  unsigned parity = 0;
 
-  for (size_t row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1u, ++n) {
+  for (size_t row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1u) {
     const size_t base = row * cols;
     float v[N][V], t[N][V];
     bool has[N];
-    src.wait(n);
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * RT + lane) * V;
       has[i] = j < cols;
       if (has[i]) {
-        src.load(0, base, j, i, n, v[i]);
-        src.load(1, base, j, i, n, t[i]);
+        load_unit<V, kVec>(x, base + j, v[i]);
+        load_unit<V, kVec>(target, base + j, t[i]);
       }
     }
-    src.loaded(row);
+    prefetch_row_share<kVec && kPrefetchForward>(x, row + clusters, rows, cols);
+    prefetch_row_share<kVec && kPrefetchForward>(target, row + clusters, rows, cols);
     float m = -CUDART_INF_F;
 #pragma unroll
     for (int i = 0; i < N; ++i) {
@@ -56,7 +52,6 @@ __global__ void __launch_bounds__(1024, 1)
     }
     // The row's maximum and sum of exps in one reduction across the cluster (max_sum.cuh).
     const MaxSum row_ms = cluster_max_sum(warp_part<true>(v, has, m), parts, slot, parity);
-    src.release(row, n);  // after the block barrier of cluster_max_sum
     m = row_ms.m;
     const bool bad = !isfinite(m);
     const float ls = static_cast<float>(log(row_ms.s));
@@ -81,37 +76,34 @@ __global__ void __launch_bounds__(1024, 1)
   cl.sync();  // the other blocks may still read this block's slots
 }
 
-template <int N, int V, bool kVec, int S>
+template <int N, int V, bool kVec>
 __global__ void __launch_bounds__(1024, 1)
     ce_bwd_cluster(const float* __restrict__ dloss, const float* __restrict__ logp,
                    const float* __restrict__ target, float* __restrict__ dlogits,
                    float* __restrict__ dtarget, size_t rows, uint32_t cols, double denom) {
   __shared__ double wsum[32];
   __shared__ double slot_sum[2];  // alternating by row: one barrier per row
-  __shared__ uint64_t full[S > 0 ? S : 1];
   cg::cluster_group cl = cg::this_cluster();
   const unsigned C = cl.num_blocks();
   const unsigned RT = C * blockDim.x;
   const unsigned lane = cl.block_rank() * blockDim.x + threadIdx.x;
   const size_t clusters = gridDim.x / C;
   const float scale = static_cast<float>(static_cast<double>(__ldg(dloss)) / denom);
-  unsigned parity = 0, n = 0;
-  auto src = make_rows<S, 2, V, kVec, kPrefetchBackward>({logp, target}, rows, cols, N, full);
-  src.start(blockIdx.x / C);
+  unsigned parity = 0;
 
-  for (size_t row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1u, ++n) {
+  for (size_t row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1u) {
     const size_t base = row * cols;
     float lp[N][V], t[N][V];
-    src.wait(n);
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * RT + lane) * V;
       if (j < cols) {
-        src.load(0, base, j, i, n, lp[i]);
-        src.load(1, base, j, i, n, t[i]);
+        load_unit<V, kVec>(logp, base + j, lp[i]);
+        load_unit<V, kVec>(target, base + j, t[i]);
       }
     }
-    src.loaded(row);
+    prefetch_row_share<kVec && kPrefetchBackward>(logp, row + clusters, rows, cols);
+    prefetch_row_share<kVec && kPrefetchBackward>(target, row + clusters, rows, cols);
     double w = 0.0;
 #pragma unroll
     for (int i = 0; i < N; ++i) {
@@ -119,7 +111,6 @@ __global__ void __launch_bounds__(1024, 1)
       if (j < cols) w += static_cast<double>(unit_sum<V>(t[i]));
     }
     const float wf = static_cast<float>(cluster_sum(w, wsum, &slot_sum[parity]));
-    src.release(row, n);  // after the block barrier of cluster_sum
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * RT + lane) * V;
@@ -138,10 +129,6 @@ __global__ void __launch_bounds__(1024, 1)
   cl.sync();
 }
 
-// Stages (row_stage.cuh) of the 16-byte path; 0: global loads.
-constexpr int kCeFwdStages = 0;  // its loss partials are per block: the grid must not vary
-constexpr int kCeBwdStages = 1;
-
 // Host side. The forward's partials: one per block, cluster_count(rows) * C of them; true
 // when launched (count set), false leaves the slices to the generic engine.
 inline bool ce_cluster_partials(uint32_t n, size_t rows, size_t& count) {
@@ -157,17 +144,13 @@ inline bool ce_fwd_clustered(cudaStream_t s, size_t rows, uint32_t n, const floa
   if (!plan_cluster(n, kCeUnits, ct)) return false;
   if (ct.V == 4) {
     if (aligned16(x) && aligned16(target) && aligned16(logp)) {
-      if (launch_staged<kCeFwdStages, 2, kCeUnits>(ce_fwd_cluster<kCeUnits, 4, true, kCeFwdStages>,
-                                                    ct, rows, s, x, target, logp, partial, rows, n)) {
-        return true;
-      }
-      return launch_cluster(ce_fwd_cluster<kCeUnits, 4, true, 0>, ct, rows, s, x, target, logp,
-                            partial, rows, n);
+      return launch_cluster(ce_fwd_cluster<kCeUnits, 4, true>, ct, rows, s, x, target, logp, partial,
+                            rows, n);
     }
-    return launch_cluster(ce_fwd_cluster<kCeUnits, 4, false, 0>, ct, rows, s, x, target, logp,
-                          partial, rows, n);
+    return launch_cluster(ce_fwd_cluster<kCeUnits, 4, false>, ct, rows, s, x, target, logp, partial,
+                          rows, n);
   }
-  return launch_cluster(ce_fwd_cluster<2 * kCeUnits, 1, false, 0>, ct, rows, s, x, target, logp,
+  return launch_cluster(ce_fwd_cluster<2 * kCeUnits, 1, false>, ct, rows, s, x, target, logp,
                         partial, rows, n);
 }
 
@@ -179,18 +162,13 @@ inline bool ce_bwd_clustered(cudaStream_t s, size_t rows, uint32_t n, const floa
   if (ct.V == 4) {
     if (aligned16(logp) && aligned16(target) && aligned16(dlogits) &&
         (dtarget == nullptr || aligned16(dtarget))) {
-      if (launch_staged<kCeBwdStages, 2, kCeUnits>(ce_bwd_cluster<kCeUnits, 4, true, kCeBwdStages>,
-                                                    ct, rows, s, dloss, logp, target, dlogits,
-                                                    dtarget, rows, n, denom)) {
-        return true;
-      }
-      return launch_cluster(ce_bwd_cluster<kCeUnits, 4, true, 0>, ct, rows, s, dloss, logp, target,
+      return launch_cluster(ce_bwd_cluster<kCeUnits, 4, true>, ct, rows, s, dloss, logp, target,
                             dlogits, dtarget, rows, n, denom);
     }
-    return launch_cluster(ce_bwd_cluster<kCeUnits, 4, false, 0>, ct, rows, s, dloss, logp, target,
+    return launch_cluster(ce_bwd_cluster<kCeUnits, 4, false>, ct, rows, s, dloss, logp, target,
                           dlogits, dtarget, rows, n, denom);
   }
-  return launch_cluster(ce_bwd_cluster<2 * kCeUnits, 1, false, 0>, ct, rows, s, dloss, logp, target,
+  return launch_cluster(ce_bwd_cluster<2 * kCeUnits, 1, false>, ct, rows, s, dloss, logp, target,
                         dlogits, dtarget, rows, n, denom);
 }
 

@@ -4,43 +4,38 @@
 // and sum are reduced together, max_sum.cuh).
 #pragma once
 
-#include "row_stage.cuh"
+#include "row_cluster.cuh"
 #include "softmax_bwd.cuh"
 #include "softmax_fwd.cuh"
 
 namespace tapecheck_cuda {
 
-// S: stages of row_stage.cuh (0: loads from global memory).
-template <bool kLog, int N, int V, bool kVec, int S>
+template <bool kLog, int N, int V, bool kVec>
 __global__ void __launch_bounds__(1024, 1)
     softmax_fwd_cluster(const float* __restrict__ x, float* __restrict__ y, size_t rows,
                         uint32_t cols) {
   __shared__ WarpParts parts;
   __shared__ MaxSum slot[2];  // alternating by row: one cluster barrier a row
-  __shared__ uint64_t full[S > 0 ? S : 1];
   cg::cluster_group cl = cg::this_cluster();
   const unsigned C = cl.num_blocks();
   const unsigned RT = C * blockDim.x;  // threads of a row
   const unsigned lane = cl.block_rank() * blockDim.x + threadIdx.x;
   const size_t clusters = gridDim.x / C;
-  unsigned parity = 0, n = 0;
-  auto src = make_rows<S, 1, V, kVec, kPrefetchForward>({x}, rows, cols, N, full);
-  src.start(blockIdx.x / C);
+  unsigned parity = 0;
 
   // Cluster-uniform loop: every block of the cluster takes part in every barrier.
-  for (size_t row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1u, ++n) {
+  for (size_t row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1u) {
     const size_t base = row * cols;
     float v[N][V];
     bool has[N];
     float m = -CUDART_INF_F;
-    src.wait(n);
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * RT + lane) * V;
       has[i] = j < cols;
-      if (has[i]) src.load(0, base, j, i, n, v[i]);
+      if (has[i]) load_unit<V, kVec>(x, base + j, v[i]);
     }
-    src.loaded(row);
+    prefetch_row_share<kVec && kPrefetchForward>(x, row + clusters, rows, cols);
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       if (has[i]) {
@@ -51,7 +46,6 @@ __global__ void __launch_bounds__(1024, 1)
     // One reduction of the warps' parts across the cluster (max_sum.cuh).
     const MaxSum part = warp_part<kLog>(v, has, m);
     const FwdScale r = fwd_scale_of_part<kLog>(cluster_max_sum(part, parts, slot, parity), part.m);
-    src.release(row, n);  // after the block barrier of cluster_max_sum
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * RT + lane) * V;
@@ -66,35 +60,32 @@ __global__ void __launch_bounds__(1024, 1)
   cl.sync();  // the other blocks may still read this block's slots
 }
 
-template <bool kLog, int N, int V, bool kVec, int S>
+template <bool kLog, int N, int V, bool kVec>
 __global__ void __launch_bounds__(1024, 1)
     softmax_bwd_cluster(const float* __restrict__ y, const float* __restrict__ dy,
                         float* __restrict__ dx, size_t rows, uint32_t cols) {
   __shared__ double wsum[32];
   __shared__ double slot_sum[2];  // alternating by row: one barrier per row
-  __shared__ uint64_t full[S > 0 ? S : 1];
   cg::cluster_group cl = cg::this_cluster();
   const unsigned C = cl.num_blocks();
   const unsigned RT = C * blockDim.x;
   const unsigned lane = cl.block_rank() * blockDim.x + threadIdx.x;
   const size_t clusters = gridDim.x / C;
-  unsigned parity = 0, n = 0;
-  auto src = make_rows<S, 2, V, kVec, kPrefetchBackward>({y, dy}, rows, cols, N, full);
-  src.start(blockIdx.x / C);
+  unsigned parity = 0;
 
-  for (size_t row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1u, ++n) {
+  for (size_t row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1u) {
     const size_t base = row * cols;
     float a[N][V], b[N][V];
-    src.wait(n);
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * RT + lane) * V;
       if (j < cols) {
-        src.load(0, base, j, i, n, a[i]);
-        src.load(1, base, j, i, n, b[i]);
+        load_unit<V, kVec>(y, base + j, a[i]);
+        load_unit<V, kVec>(dy, base + j, b[i]);
       }
     }
-    src.loaded(row);
+    prefetch_row_share<kVec && kPrefetchBackward>(y, row + clusters, rows, cols);
+    prefetch_row_share<kVec && kPrefetchBackward>(dy, row + clusters, rows, cols);
     double s = 0.0;
 #pragma unroll
     for (int i = 0; i < N; ++i) {
@@ -102,7 +93,6 @@ __global__ void __launch_bounds__(1024, 1)
       if (j < cols) s += static_cast<double>(bwd_unit_term<kLog, V>(a[i], b[i]));
     }
     const float sf = static_cast<float>(cluster_sum(s, wsum, &slot_sum[parity]));
-    src.release(row, n);  // after the block barrier of cluster_sum
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * RT + lane) * V;
@@ -117,10 +107,6 @@ __global__ void __launch_bounds__(1024, 1)
   cl.sync();
 }
 
-// Stages (row_stage.cuh) of the 16-byte path; 0: global loads.
-constexpr int kSoftmaxFwdStages = 2;
-constexpr int kSoftmaxBwdStages = 1;
-
 // Host side: true when launched; false leaves the row to the stream kernels.
 template <bool kLog, int kNmax4>
 bool softmax_fwd_clustered(cudaStream_t s, size_t rows, uint32_t cols, const float* x, float* y) {
@@ -128,15 +114,11 @@ bool softmax_fwd_clustered(cudaStream_t s, size_t rows, uint32_t cols, const flo
   if (!plan_cluster(cols, kNmax4, ct)) return false;
   if (ct.V == 4) {
     if (aligned16(x) && aligned16(y)) {
-      if (launch_staged<kSoftmaxFwdStages, 1, kNmax4>(softmax_fwd_cluster<kLog, kNmax4, 4, true, kSoftmaxFwdStages>,
-                                                       ct, rows, s, x, y, rows, cols)) {
-        return true;
-      }
-      return launch_cluster(softmax_fwd_cluster<kLog, kNmax4, 4, true, 0>, ct, rows, s, x, y, rows, cols);
+      return launch_cluster(softmax_fwd_cluster<kLog, kNmax4, 4, true>, ct, rows, s, x, y, rows, cols);
     }
-    return launch_cluster(softmax_fwd_cluster<kLog, kNmax4, 4, false, 0>, ct, rows, s, x, y, rows, cols);
+    return launch_cluster(softmax_fwd_cluster<kLog, kNmax4, 4, false>, ct, rows, s, x, y, rows, cols);
   }
-  return launch_cluster(softmax_fwd_cluster<kLog, 2 * kNmax4, 1, false, 0>, ct, rows, s, x, y, rows, cols);
+  return launch_cluster(softmax_fwd_cluster<kLog, 2 * kNmax4, 1, false>, ct, rows, s, x, y, rows, cols);
 }
 
 template <bool kLog, int kNmax4>
@@ -146,15 +128,11 @@ bool softmax_bwd_clustered(cudaStream_t s, size_t rows, uint32_t cols, const flo
   if (!plan_cluster(cols, kNmax4, ct)) return false;
   if (ct.V == 4) {
     if (aligned16(y) && aligned16(dy) && aligned16(dx)) {
-      if (launch_staged<kSoftmaxBwdStages, 2, kNmax4>(softmax_bwd_cluster<kLog, kNmax4, 4, true, kSoftmaxBwdStages>,
-                                                       ct, rows, s, y, dy, dx, rows, cols)) {
-        return true;
-      }
-      return launch_cluster(softmax_bwd_cluster<kLog, kNmax4, 4, true, 0>, ct, rows, s, y, dy, dx, rows, cols);
+      return launch_cluster(softmax_bwd_cluster<kLog, kNmax4, 4, true>, ct, rows, s, y, dy, dx, rows, cols);
     }
-    return launch_cluster(softmax_bwd_cluster<kLog, kNmax4, 4, false, 0>, ct, rows, s, y, dy, dx, rows, cols);
+    return launch_cluster(softmax_bwd_cluster<kLog, kNmax4, 4, false>, ct, rows, s, y, dy, dx, rows, cols);
   }
-  return launch_cluster(softmax_bwd_cluster<kLog, 2 * kNmax4, 1, false, 0>, ct, rows, s, y, dy, dx, rows, cols);
+  return launch_cluster(softmax_bwd_cluster<kLog, 2 * kNmax4, 1, false>, ct, rows, s, y, dy, dx, rows, cols);
 }
 
 }  // namespace tapecheck_cuda

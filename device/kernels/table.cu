@@ -18,9 +18,7 @@ const tapecheck_kernels_v1 kTable = {
     //        kernels (row_cluster.cuh).
     // 1.4.1: 1.4.0 with ln_bwd_fused's block rows of 2K-8K prefetching their next row
     //        (ln_bwd_fused.cuh).
-    // 1.5.0: 1.4.1 with the cluster row kernels' rows staged in shared memory by bulk copies,
-    //        rows ahead (row_stage.cuh), on their 16-byte path.
-    /*version=*/"1.5.0",
+    /*version=*/"1.4.1",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,
