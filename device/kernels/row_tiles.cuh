@@ -248,6 +248,4 @@ bool dispatch_regs(const Tile& t, const Launch& launch) {
                   : launch_warp_tile<1, 1, 2 * kNmax4>(t.N, launch);
 }
 
-inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
-
 }  // namespace tapecheck_cuda

@@ -18,7 +18,9 @@ const tapecheck_kernels_v1 kTable = {
     //        kernels (row_cluster.cuh).
     // 1.4.1: 1.4.0 with ln_bwd_fused's block rows of 2K-8K prefetching their next row
     //        (ln_bwd_fused.cuh).
-    /*version=*/"1.4.1",
+    // 1.5.0: 1.4.1 with topk_mask's k = 1 as two exact reductions instead of a search
+    //        (topk_first.cuh).
+    /*version=*/"1.5.0",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,

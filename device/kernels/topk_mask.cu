@@ -6,9 +6,11 @@
 // per row up to kBlockRowMaxCols, both holding the row in registers and selecting with
 // topk_select.cuh; longer rows stream through one block each (topk_stream.cuh), or, for k
 // beyond kStreamMaxK and for a few very long rows, go to the histogram kernels of
-// topk_histogram.cu, which re-read the row once per pass.
+// topk_histogram.cu, which re-read the row once per pass. k = 1 takes the group plans' rows in
+// registers or, beyond them, streams (topk_first.cuh).
 #include "common.cuh"
 #include "entry.h"
+#include "topk_first.cuh"
 #include "topk_histogram.h"
 #include "topk_select.cuh"
 #include "topk_stream.cuh"
@@ -64,7 +66,12 @@ __global__ void __launch_bounds__(kBlock)
     const float* xr = x + (live ? row * cols : 0);
     uint32_t key[VPT];
     load_keys<VPT>(key, xr, team.member, G, live ? cols : 0u);
-    topk_row<VPT>(team, key, cols, k, VPT >= kBoundMinSlots, live, mask + (live ? row * cols : 0));
+    float* mask_row = mask + (live ? row * cols : 0);
+    if (k == 1) {  // uniform over the grid
+      first_largest_row<VPT>(team, key, cols, live, mask_row);
+    } else {
+      topk_row<VPT>(team, key, cols, k, VPT >= kBoundMinSlots, live, mask_row);
+    }
   }
 }
 
@@ -137,6 +144,14 @@ int topk_mask(void* stream, uint32_t rows, uint32_t cols, uint32_t k, const floa
     if (launch_group_plan(s, rows, cols, k, x, mask) != 0) return 1;
   } else if (rows < kSplitMaxRows && cols >= kSplitMinCols) {
     return topk_split(s, rows, cols, k, x, mask);
+  } else if (k == 1) {
+    const bool vec = cols % 4 == 0 && aligned16(x) && aligned16(mask);
+    const unsigned threads = first_rows_threads(vec ? cols / 4 : cols);
+    if (vec) {
+      topk_first_rows<true><<<grid_for(rows, 1), threads, 0, s>>>(rows, cols, x, mask);
+    } else {
+      topk_first_rows<false><<<grid_for(rows, 1), threads, 0, s>>>(rows, cols, x, mask);
+    }
   } else if (cols <= kBlockRowMaxCols) {
     const unsigned threads = static_cast<unsigned>(ceil_div(ceil_div(cols, kBlockRowSlots), 32) * 32);
     topk_by_block<<<grid_for(rows, 1), threads, 0, s>>>(rows, cols, k, x, mask);
