@@ -12,35 +12,15 @@
 #pragma once
 
 #include "topk_key.cuh"
-#include "topk_teams.cuh"
 
 namespace tapecheck_cuda {
 
-// A team holding a row in registers (key[i]: entry member + i * team.size, 0 past the row's
-// end; `live` false for a team without a row, which still joins the collectives).
-template <int VPT, class Team>
-__device__ void first_largest_row(Team& team, const uint32_t (&key)[VPT], uint32_t cols, bool live,
-                                  float* mask_row) {
-  uint32_t mine = 0u;
-#pragma unroll
-  for (int i = 0; i < VPT; ++i) mine = ::max(mine, key[i]);
-  const uint32_t best = team.max(mine);
-  uint32_t first = ~0u;
-#pragma unroll
-  for (int i = VPT - 1; i >= 0; --i) {  // downwards: the lowest slot holding `best` stays
-    if (key[i] == best) first = team.member + static_cast<uint32_t>(i) * team.size;
-  }
-  first = team.min(first);
-#pragma unroll
-  for (int i = 0; i < VPT; ++i) {
-    const uint32_t j = team.member + static_cast<uint32_t>(i) * team.size;
-    if (live && j < cols) mask_row[j] = j == first ? 1.0f : 0.0f;
-  }
-}
-
-// Longer rows: one block a row, streaming. Each thread keeps the largest key it has seen and the
-// first index holding it, visiting its entries in increasing index order; the block combines
-// them (largest key, then lowest index), and the row is written without being read again.
+// Streaming teams: each thread keeps the largest key it has seen and the first index holding
+// it, visiting its entries in increasing index order; the team combines them (largest key,
+// then lowest index), and the row is written without being read again. A lane group of a warp
+// takes rows of up to kGroupMaxCols (topk_mask.cu), one unit or a few a lane; a block, longer
+// rows. Rows are read in units of 4 floats (kVec: cols % 4 == 0 and 16-byte aligned pointers)
+// or of 1.
 constexpr unsigned kFirstMaxThreads = 1024;
 constexpr unsigned kFirstUnitsPerThread = 4;  // loads a thread has in flight
 
@@ -55,7 +35,78 @@ struct FirstLargest {
   }
 };
 
-// kVec: cols % 4 == 0 and 16-byte aligned rows, read as float4 units; otherwise floats.
+// Units start, start + step, ... of a row of `units` units, kFirstUnitsPerThread loads at once.
+template <bool kVec>
+__device__ __forceinline__ FirstLargest scan_units(const float* __restrict__ xr, uint32_t units,
+                                                   uint32_t start, uint32_t step) {
+  constexpr int W = kVec ? 4 : 1;
+  FirstLargest f;
+  for (uint32_t u0 = start; u0 < units; u0 += step * kFirstUnitsPerThread) {
+    float v[kFirstUnitsPerThread][W];
+#pragma unroll
+    for (unsigned b = 0; b < kFirstUnitsPerThread; ++b) {  // the loads first, all in flight
+      const uint32_t u = u0 + b * step;
+      if (u < units) {
+        if constexpr (kVec) {
+          const float4 q = __ldg(reinterpret_cast<const float4*>(xr) + u);
+          v[b][0] = q.x;
+          v[b][1] = q.y;
+          v[b][2] = q.z;
+          v[b][3] = q.w;
+        } else {
+          v[b][0] = __ldg(xr + u);
+        }
+      }
+    }
+#pragma unroll
+    for (unsigned b = 0; b < kFirstUnitsPerThread; ++b) {
+      const uint32_t u = u0 + b * step;
+      if (u < units) {
+#pragma unroll
+        for (int c = 0; c < W; ++c) f.see(rank_key(v[b][c]), W * u + c);
+      }
+    }
+  }
+  return f;
+}
+
+template <bool kVec>
+__device__ __forceinline__ void write_units(float* __restrict__ mr, uint32_t units, uint32_t start,
+                                            uint32_t step, uint32_t first) {
+  for (uint32_t u = start; u < units; u += step) {
+    if constexpr (kVec) {
+      const uint32_t j = 4u * u;
+      __stcs(reinterpret_cast<float4*>(mr) + u,
+             make_float4(j == first ? 1.0f : 0.0f, j + 1 == first ? 1.0f : 0.0f,
+                         j + 2 == first ? 1.0f : 0.0f, j + 3 == first ? 1.0f : 0.0f));
+    } else {
+      __stcs(mr + u, u == first ? 1.0f : 0.0f);
+    }
+  }
+}
+
+// G lanes a row (G a power of two, at most 32), kBlock threads a block.
+template <unsigned G, bool kVec>
+__global__ void __launch_bounds__(kBlock)
+    topk_first_groups(size_t rows, uint32_t cols, const float* __restrict__ x, float* __restrict__ mask) {
+  const unsigned member = threadIdx.x & (G - 1u);
+  const uint32_t units = kVec ? cols / 4 : cols;
+  constexpr size_t kRowsPerBlock = kBlock / G;
+  // Uniform over the block: every lane of a warp takes the same trips and joins the shuffles.
+  for (size_t first_row = blockIdx.x * kRowsPerBlock; first_row < rows;
+       first_row += static_cast<size_t>(gridDim.x) * kRowsPerBlock) {
+    const size_t row = first_row + threadIdx.x / G;
+    const bool live = row < rows;
+    FirstLargest f = scan_units<kVec>(x + (live ? row * cols : 0), live ? units : 0u, member, G);
+    uint32_t best = f.key;
+    for (unsigned off = 1; off < G; off <<= 1) best = ::max(best, __shfl_xor_sync(0xffffffffu, best, off));
+    uint32_t first = f.key == best ? f.index : ~0u;
+    for (unsigned off = 1; off < G; off <<= 1) first = ::min(first, __shfl_xor_sync(0xffffffffu, first, off));
+    if (live) write_units<kVec>(mask + row * cols, units, member, G, first);
+  }
+}
+
+// One block a row.
 template <bool kVec>
 __global__ void __launch_bounds__(kFirstMaxThreads)
     topk_first_rows(size_t rows, uint32_t cols, const float* __restrict__ x, float* __restrict__ mask) {
@@ -73,49 +124,11 @@ __global__ void __launch_bounds__(kFirstMaxThreads)
     return r;
   };
   const uint32_t units = kVec ? cols / 4 : cols;
-  const uint32_t stride = blockDim.x * kFirstUnitsPerThread;
   for (size_t row = blockIdx.x; row < rows; row += gridDim.x) {
-    const float* xr = x + row * cols;
-    float* mr = mask + row * cols;
-    FirstLargest f;
-    for (uint32_t u0 = threadIdx.x; u0 < units; u0 += stride) {
-      float v[kFirstUnitsPerThread][kVec ? 4 : 1];
-#pragma unroll
-      for (unsigned b = 0; b < kFirstUnitsPerThread; ++b) {  // the loads first, all in flight
-        const uint32_t u = u0 + b * blockDim.x;
-        if (u < units) {
-          if constexpr (kVec) {
-            const float4 q = __ldg(reinterpret_cast<const float4*>(xr) + u);
-            v[b][0] = q.x;
-            v[b][1] = q.y;
-            v[b][2] = q.z;
-            v[b][3] = q.w;
-          } else {
-            v[b][0] = __ldg(xr + u);
-          }
-        }
-      }
-#pragma unroll
-      for (unsigned b = 0; b < kFirstUnitsPerThread; ++b) {
-        const uint32_t u = u0 + b * blockDim.x;
-        if (u < units) {
-#pragma unroll
-          for (int c = 0; c < (kVec ? 4 : 1); ++c) f.see(rank_key(v[b][c]), kVec ? 4u * u + c : u);
-        }
-      }
-    }
+    const FirstLargest f = scan_units<kVec>(x + row * cols, units, threadIdx.x, blockDim.x);
     const uint32_t best = block_reduce(f.key, true);
     const uint32_t first = block_reduce(f.key == best ? f.index : ~0u, false);
-    for (uint32_t u = threadIdx.x; u < units; u += blockDim.x) {
-      if constexpr (kVec) {
-        const uint32_t j = 4u * u;
-        __stcs(reinterpret_cast<float4*>(mr) + u,
-               make_float4(j == first ? 1.0f : 0.0f, j + 1 == first ? 1.0f : 0.0f,
-                           j + 2 == first ? 1.0f : 0.0f, j + 3 == first ? 1.0f : 0.0f));
-      } else {
-        __stcs(mr + u, u == first ? 1.0f : 0.0f);
-      }
-    }
+    write_units<kVec>(mask + row * cols, units, threadIdx.x, blockDim.x, first);
   }
 }
 
@@ -124,6 +137,12 @@ __global__ void __launch_bounds__(kFirstMaxThreads)
 inline unsigned first_rows_threads(uint32_t units) {
   const size_t want = ceil_div(ceil_div(units, kFirstUnitsPerThread), 32) * 32;
   return static_cast<unsigned>(want < kFirstMaxThreads ? want : kFirstMaxThreads);
+}
+
+// Lanes a row for topk_first_groups: one a unit, up to a warp. From cols alone.
+inline unsigned first_group_lanes(uint32_t units) {
+  const unsigned g = next_pow2(units);
+  return g < 32 ? g : 32;
 }
 
 }  // namespace tapecheck_cuda

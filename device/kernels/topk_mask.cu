@@ -6,8 +6,8 @@
 // per row up to kBlockRowMaxCols, both holding the row in registers and selecting with
 // topk_select.cuh; longer rows stream through one block each (topk_stream.cuh), or, for k
 // beyond kStreamMaxK and for a few very long rows, go to the histogram kernels of
-// topk_histogram.cu, which re-read the row once per pass. k = 1 takes the group plans' rows in
-// registers or, beyond them, streams (topk_first.cuh).
+// topk_histogram.cu, which re-read the row once per pass. k = 1 streams its rows through lane
+// groups or blocks (topk_first.cuh), but for the split of a few very long rows.
 #include "common.cuh"
 #include "entry.h"
 #include "topk_first.cuh"
@@ -66,12 +66,7 @@ __global__ void __launch_bounds__(kBlock)
     const float* xr = x + (live ? row * cols : 0);
     uint32_t key[VPT];
     load_keys<VPT>(key, xr, team.member, G, live ? cols : 0u);
-    float* mask_row = mask + (live ? row * cols : 0);
-    if (k == 1) {  // uniform over the grid
-      first_largest_row<VPT>(team, key, cols, live, mask_row);
-    } else {
-      topk_row<VPT>(team, key, cols, k, VPT >= kBoundMinSlots, live, mask_row);
-    }
+    topk_row<VPT>(team, key, cols, k, VPT >= kBoundMinSlots, live, mask + (live ? row * cols : 0));
   }
 }
 
@@ -130,6 +125,27 @@ int launch_group_plan(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k, co
   }
 }
 
+// k = 1 (topk_first.cuh): rows of up to kGroupMaxCols to lane groups, longer ones to blocks.
+template <bool kVec>
+int launch_first(cudaStream_t s, size_t rows, uint32_t cols, const float* x, float* mask) {
+  const uint32_t units = kVec ? cols / 4 : cols;
+  if (cols > kGroupMaxCols) {
+    topk_first_rows<kVec><<<grid_for(rows, 1), first_rows_threads(units), 0, s>>>(rows, cols, x, mask);
+    return launch_status();
+  }
+  const unsigned g = first_group_lanes(units);
+  auto grid = [&](unsigned lanes) { return grid_for(rows, kBlock / lanes); };
+  switch (g) {
+    case 1: topk_first_groups<1, kVec><<<grid(1), kBlock, 0, s>>>(rows, cols, x, mask); break;
+    case 2: topk_first_groups<2, kVec><<<grid(2), kBlock, 0, s>>>(rows, cols, x, mask); break;
+    case 4: topk_first_groups<4, kVec><<<grid(4), kBlock, 0, s>>>(rows, cols, x, mask); break;
+    case 8: topk_first_groups<8, kVec><<<grid(8), kBlock, 0, s>>>(rows, cols, x, mask); break;
+    case 16: topk_first_groups<16, kVec><<<grid(16), kBlock, 0, s>>>(rows, cols, x, mask); break;
+    default: topk_first_groups<32, kVec><<<grid(32), kBlock, 0, s>>>(rows, cols, x, mask); break;
+  }
+  return launch_status();
+}
+
 }  // namespace
 
 int topk_mask(void* stream, uint32_t rows, uint32_t cols, uint32_t k, const float* x, float* mask) {
@@ -140,18 +156,15 @@ int topk_mask(void* stream, uint32_t rows, uint32_t cols, uint32_t k, const floa
     fill_kernel<<<grid_for(total, kBlock), kBlock, 0, s>>>(mask, total, v);
     return launch_status();
   }
+  const bool split = rows < kSplitMaxRows && cols >= kSplitMinCols;
+  if (k == 1 && !split) {
+    const bool vec = cols % 4 == 0 && aligned16(x) && aligned16(mask);
+    return vec ? launch_first<true>(s, rows, cols, x, mask) : launch_first<false>(s, rows, cols, x, mask);
+  }
   if (cols <= kGroupMaxCols) {
     if (launch_group_plan(s, rows, cols, k, x, mask) != 0) return 1;
-  } else if (rows < kSplitMaxRows && cols >= kSplitMinCols) {
+  } else if (split) {
     return topk_split(s, rows, cols, k, x, mask);
-  } else if (k == 1) {
-    const bool vec = cols % 4 == 0 && aligned16(x) && aligned16(mask);
-    const unsigned threads = first_rows_threads(vec ? cols / 4 : cols);
-    if (vec) {
-      topk_first_rows<true><<<grid_for(rows, 1), threads, 0, s>>>(rows, cols, x, mask);
-    } else {
-      topk_first_rows<false><<<grid_for(rows, 1), threads, 0, s>>>(rows, cols, x, mask);
-    }
   } else if (cols <= kBlockRowMaxCols) {
     const unsigned threads = static_cast<unsigned>(ceil_div(ceil_div(cols, kBlockRowSlots), 32) * 32);
     topk_by_block<<<grid_for(rows, 1), threads, 0, s>>>(rows, cols, k, x, mask);
