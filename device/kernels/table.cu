@@ -20,7 +20,8 @@ const tapecheck_kernels_v1 kTable = {
     //        (ln_bwd_fused.cuh).
     // 1.5.0: 1.4.1 with topk_mask's k = 1 as two exact reductions instead of a search
     //        (topk_first.cuh).
-    /*version=*/"1.5.0",
+    // 1.5.1: 1.5.0 with k = 1's lane groups sized for 4 units a lane, at least 8 lanes.
+    /*version=*/"1.5.1",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,

@@ -139,9 +139,16 @@ inline unsigned first_rows_threads(uint32_t units) {
   return static_cast<unsigned>(want < kFirstMaxThreads ? want : kFirstMaxThreads);
 }
 
-// Lanes a row for topk_first_groups: one a unit, up to a warp. From cols alone.
+// Lanes a row for topk_first_groups, from cols alone: enough for kFirstUnitsPerThread units a
+// lane, but at least 8 (or one a unit, for rows of fewer), and at most a warp. Measured on the
+// H200 (ours/copy, k = 1, one run, two repeats; tools/bench/results/
+// 2026-11-30-h200-1.5.0-candidates/): at 32 columns, 8 lanes of one unit ran at 0.89-0.90
+// where 2 lanes of 4 units ran at 0.83; at 128 columns, 8 lanes of 4 units ran at 0.94 where
+// 32 lanes of one unit ran at 0.88; at 512 columns both rules give 32 lanes of 4 units (0.95-0.96).
 inline unsigned first_group_lanes(uint32_t units) {
-  const unsigned g = next_pow2(units);
+  const unsigned by_load = next_pow2(static_cast<unsigned>(ceil_div(units, kFirstUnitsPerThread)));
+  const unsigned floor = next_pow2(units) < 8 ? next_pow2(units) : 8;
+  const unsigned g = by_load > floor ? by_load : floor;
   return g < 32 ? g : 32;
 }
 
