@@ -7,8 +7,8 @@
 // bandwidth on the H200 (tools/bench, kernels 1.4.1).
 //
 // All-NaN rows: every key is 0, so the largest key is 0 and the first index holding it is the
-// row's first NaN, which SPEC.md keeps (NaNs among themselves by index). Slots past the row's
-// end hold key 0 too but an index >= cols, above every entry's, so they are never the first.
+// row's first NaN, which SPEC.md keeps (NaNs among themselves by index). A thread that sees no
+// entry of the row keeps index ~0u, above every entry's, so it is never the first.
 #pragma once
 
 #include "topk_key.cuh"

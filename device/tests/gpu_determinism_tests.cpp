@@ -5,10 +5,11 @@
 //     kernels choose their launch plan from the shape, so this is what keeps a tape that batches
 //     or splits its work differently from changing a single bit;
 //   - calls from several host threads at once give the bits a call alone gives;
-//   - 16-byte-aligned buffers (vector loads; the staged rows of row_stage.cuh) give the bits
-//     of buffers one float off (scalar loads): the same arithmetic in the same order.
-// Outputs that are sums over rows (layer norm's dgamma/dbeta, a loss) are checked for repetition
-// only. Without a visible GPU (or without the cuda table) these tests say so and pass.
+//   - 16-byte-aligned buffers (vector loads and stores) give the bits of buffers one float off
+//     (scalar ones): the same arithmetic in the same order.
+// Outputs that are sums over rows (layer norm's dgamma/dbeta, a loss) are not compared between
+// a sub-range and the whole call, only in the other three. Without a visible GPU (or without
+// the cuda table) these tests say so and pass.
 #include <catch2/catch.hpp>
 
 #include <ATen/ATen.h>  // after Catch: its logging headers define a CHECK of their own (an
@@ -327,12 +328,12 @@ TEST_CASE("On a GPU, the cuda kernels give the same bits when called from many t
   REQUIRE(failures.load() == 0);
 }
 
-// The kernels take their 16-byte paths (vector loads, and for rows held across a cluster the
-// shared-memory stages of row_stage.cuh) only when every pointer is 16-byte aligned; one float
-// off, the same units are loaded as scalars from global memory and go through the same
-// arithmetic in the same order. So the two must agree bit for bit. The shapes are the widths
-// of the cluster kernels with more than 3 x 1024 rows, so that every cluster takes at least
-// three rows and each stage of the ring is refilled (row_cluster.cuh: at most 1024 clusters).
+// The kernels take their 16-byte paths (vector loads and stores, and the cluster forward
+// kernels' L2 prefetch) only when every pointer is 16-byte aligned; one float off, the same
+// units are loaded as scalars and go through the same arithmetic in the same order. So the two
+// must agree bit for bit. The shapes are the widths of the cluster kernels with more than
+// 3 x 1024 rows, so that every cluster takes at least three rows (row_cluster.cuh: at most
+// 1024 clusters) and reuses its row-parity slots.
 TEST_CASE("On a GPU, the cuda kernels give the same bits from misaligned buffers", "[gpu]") {
   auto kernels = cudaKernelsOrSkip();
   if (!kernels) return;
