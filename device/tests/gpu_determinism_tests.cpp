@@ -46,12 +46,6 @@ const std::vector<GridShape>& shapes() {
   return s;
 }
 
-// `n` floats starting `offset` floats into a fresh buffer: with offset 1 every row of a width
-// that is a multiple of 4 starts one float past a 16-byte boundary.
-at::Tensor placed(at::Tensor buffer, std::size_t n, std::size_t offset) {
-  return buffer.narrow(0, static_cast<std::int64_t>(offset), static_cast<std::int64_t>(n));
-}
-
 // The inputs of every entry point for one [rows, cols] shape (batch norm: channels = rows,
 // spatial = cols; cross entropy: outer = rows, n = cols, inner = 1). `offset`: where every
 // input and output starts in its buffer (0: 16-byte aligned).
@@ -61,8 +55,7 @@ struct Inputs {
   // The same values as `from`, each `offset` floats into its buffer.
   Inputs(const Inputs& from, std::size_t off) : offset(off) {
     auto copy = [off](const at::Tensor& t) {
-      const std::size_t n = static_cast<std::size_t>(t.numel());
-      return placed(gpuBuffer(n + off), n, off).copy_(t);
+      return gpuBufferAt(static_cast<std::size_t>(t.numel()), off).copy_(t);
     };
     x = copy(from.x), y = copy(from.y), dy = copy(from.dy), xhat = copy(from.xhat);
     target = copy(from.target), logp = copy(from.logp), colParam = copy(from.colParam);
@@ -106,10 +99,9 @@ const float* rowsOf(const at::Tensor& t, std::uint32_t first, std::uint32_t cols
   return t.data_ptr<float>() + static_cast<std::size_t>(first) * cols;
 }
 
-// An output buffer of n floats placed as the inputs are.
-at::Tensor outBuffer(const Inputs& in, std::size_t n) {
-  return placed(gpuBuffer(n + in.offset), n, in.offset);
-}
+// An output buffer of n floats placed as the inputs are (with offset 1, every row of a width
+// that is a multiple of 4 starts one float past a 16-byte boundary).
+at::Tensor outBuffer(const Inputs& in, std::size_t n) { return gpuBufferAt(n, in.offset); }
 
 const std::vector<Entry>& entries() {
   using K = const tapecheck_kernels_v1&;

@@ -28,22 +28,6 @@ struct ColSumShape {
   bool misaligned;  // inputs and outputs one float past a 16-byte boundary
 };
 
-// A device copy of v starting `offset` floats into its buffer (kept alive by the tensor).
-struct Placed {
-  at::Tensor buffer;
-  float* data;
-};
-Placed place(const std::vector<float>& v, std::size_t offset) {
-  std::vector<float> padded(offset, 0.0f);
-  padded.insert(padded.end(), v.begin(), v.end());
-  at::Tensor t = onGpu(padded);
-  return Placed{t, t.data_ptr<float>() + offset};
-}
-Placed placeOutput(std::size_t n, std::size_t offset) {
-  at::Tensor t = gpuBuffer(n + offset);
-  return Placed{t, t.data_ptr<float>() + offset};
-}
-
 }  // namespace
 
 TEST_CASE("On a GPU, layer_norm_bwd's column sums keep every row once", "[gpu]") {
@@ -62,17 +46,18 @@ TEST_CASE("On a GPU, layer_norm_bwd's column sums keep every row once", "[gpu]")
     const std::vector<float> xhat = uniformValues(n, s.cols + 2, -3.0f, 3.0f);
     const std::vector<float> gamma = uniformValues(s.cols, s.cols + 3, 0.5f, 1.5f);
     const std::vector<float> invStd = uniformValues(s.rows, s.cols + 4, 0.25f, 4.0f);
-    const Placed dyG = place(dy, off), xhatG = place(xhat, off), gammaG = place(gamma, off),
-                 invG = place(invStd, 0);
-    const Placed dx = placeOutput(n, off), dgamma = placeOutput(s.cols, off),
-                 dbeta = placeOutput(s.cols, off);
-    const int st = table.layer_norm_bwd(nullptr, s.rows, s.cols, dyG.data, xhatG.data,
-                                        invG.data, gammaG.data, dx.data, dgamma.data, dbeta.data);
+    const at::Tensor dyG = onGpuAt(dy, off), xhatG = onGpuAt(xhat, off),
+                     gammaG = onGpuAt(gamma, off), invG = onGpuAt(invStd, 0);
+    const at::Tensor dx = gpuBufferAt(n, off), dgamma = gpuBufferAt(s.cols, off),
+                     dbeta = gpuBufferAt(s.cols, off);
+    const int st = table.layer_norm_bwd(nullptr, s.rows, s.cols, dyG.data_ptr<float>(),
+                                        xhatG.data_ptr<float>(), invG.data_ptr<float>(),
+                                        gammaG.data_ptr<float>(), dx.data_ptr<float>(),
+                                        dgamma.data_ptr<float>(), dbeta.data_ptr<float>());
     INFO("layer_norm_bwd [" << s.rows << "," << s.cols << "]"
                             << (s.misaligned ? " misaligned" : ""));
     REQUIRE(st == 0);
-    const std::vector<float> gotDx = toHost(dx.buffer), gotG = toHost(dgamma.buffer),
-                             gotB = toHost(dbeta.buffer);
+    const std::vector<float> gotDx = toHost(dx), gotG = toHost(dgamma), gotB = toHost(dbeta);
 
     for (std::uint32_t j = 0; j < s.cols; ++j) {
       long double wantG = 0, wantB = 0, magG = 0, magB = 0;
@@ -84,7 +69,7 @@ TEST_CASE("On a GPU, layer_norm_bwd's column sums keep every row once", "[gpu]")
         wantB += dy[i];
         magB += std::fabs(static_cast<long double>(dy[i]));
       }
-      const double g = gotG[off + j], b = gotB[off + j];
+      const double g = gotG[j], b = gotB[j];
       if (!(std::fabs(g - wantG) <= std::ldexp(magG, -22) &&
             std::fabs(b - wantB) <= std::ldexp(magB, -22))) {
         INFO("col " << j << ": dgamma " << g << " want " << static_cast<double>(wantG)
@@ -109,7 +94,7 @@ TEST_CASE("On a GPU, layer_norm_bwd's column sums keep every row once", "[gpu]")
         const long double want = invStd[r] * (gj - meanG - xhat[base + j] * meanGx);
         const long double scale = invStd[r] * (std::fabs(gj) + std::fabs(meanG) +
                                                std::fabs(xhat[base + j] * meanGx));
-        const double got = gotDx[off + base + j];
+        const double got = gotDx[base + j];
         if (!(std::fabs(got - want) <= std::ldexp(scale, -18))) {
           INFO("row " << r << " col " << j << ": dx " << got << " want "
                       << static_cast<double>(want));

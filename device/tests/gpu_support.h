@@ -27,6 +27,19 @@ inline at::Tensor gpuBuffer(std::size_t n) {
                   at::TensorOptions().dtype(at::kFloat).device(at::kCUDA));
 }
 
+// n NaN-filled floats starting `offset` floats into a fresh device buffer (a view, which keeps
+// the buffer alive): with offset 1 the data start one float past a 16-byte boundary, so the
+// kernels take their scalar paths.
+inline at::Tensor gpuBufferAt(std::size_t n, std::size_t offset) {
+  return gpuBuffer(n + offset).narrow(0, static_cast<std::int64_t>(offset),
+                                      static_cast<std::int64_t>(n));
+}
+
+// A device copy of v placed as gpuBufferAt places it.
+inline at::Tensor onGpuAt(const std::vector<float>& v, std::size_t offset) {
+  return gpuBufferAt(v.size(), offset).copy_(onGpu(v));
+}
+
 // n values drawn uniformly from [lo, hi), the same for the same seed.
 inline std::vector<float> uniformValues(std::size_t n, std::uint32_t seed, float lo, float hi) {
   std::mt19937 gen(seed);
