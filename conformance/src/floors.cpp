@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "cases.h"
+#include "tapecheck/conformance/judge.h"
 #include "tapecheck/reference/softmax.h"
 
 namespace tapecheck::conformance::floors {
@@ -141,7 +142,10 @@ Floors softmaxLast(const TestCase& c, const Outcome& e) {
 }
 
 // value: 1 (relative where |y| >= 1, absolute below: log(sum) is accurate to ulps of 1).
-// dx_i = dy_i - exp(y_i) * sum(dy): |dy_i| + exp(y_i) * sum|dy|.
+// dx_i = dy_i - exp(y_i) * sum(dy): |dy_i| + max(exp(y_i), 2^-126) * sum|dy|. Below 2^-126 a
+// binary32 exp(y_i) is a subnormal, known only to 2^-150 whatever its size (exp(-102) is 2 or 3
+// times 2^-149), and sum(dy) multiplies that absolute error: the probability is taken at least
+// at the smallest normal, as judge.h does for every output.
 Floors logSoftmaxLast(const TestCase& c, const Outcome& e) {
   Floors f = emptyFloors(c, e);
   if (!sizesMatch(f, c, e)) return f;
@@ -152,7 +156,8 @@ Floors logSoftmaxLast(const TestCase& c, const Outcome& e) {
   slices(rowsOf(e.value.shape), [&](const std::vector<std::size_t>& idx) {
     const double total = sumAbsAt(dy, idx);
     for (std::size_t i : idx) {
-      const double p = std::isfinite(e.value.values[i]) ? std::exp(e.value.values[i]) : 0.0;
+      const double y = e.value.values[i];
+      const double p = std::isfinite(y) ? std::max(std::exp(y), kBinary32MinNormal) : 0.0;
       raise(*dx, i, finiteAbs(dy[i]) + p * total);
     }
   });

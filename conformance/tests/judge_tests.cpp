@@ -257,3 +257,59 @@ TEST_CASE("layerNorm's floor scales with the row's condition max|x| / std", "[ju
   REQUIRE_FALSE(f.empty());
   CHECK(f[0][0] == Approx((1e4 + 3) / std::sqrt(1.25 + 1e-5)).epsilon(1e-9));
 }
+
+namespace {
+
+TestCase logSoftmaxRow(const std::vector<double>& x, const std::vector<double>& dy) {
+  TestCase c;
+  c.op = "logSoftmaxLast";
+  const Shape s{x.size()};
+  c.leaves.push_back({{s, x}, true});
+  c.call = {{"x", 0}};
+  c.attrs.s = s;
+  c.upstream = TensorData{s, dy};
+  return c;
+}
+
+}  // namespace
+
+// exp(y_i) below 2^-126 is a binary32 subnormal, known to 2^-150 only; sum(dy) scales that
+// absolute error. Both rows were found by the fuzzer (tools/fuzz/regressions/tape/).
+TEST_CASE("logSoftmax's gradient floor takes a subnormal probability at 2^-126", "[judge]") {
+  const OpInfo& op = *findOp("logSoftmaxLast");
+  const double tiny = 4.59177481e-40;  // a binary32 subnormal
+  const TestCase c = logSoftmaxRow({2.25, -23.75, 0, -100, tiny, -23.5},
+                                   {4.46345174e-38, 0, -100, tiny, -23.5, -23.75});
+  const Outcome expected = run(makeReferenceTapeDouble(), c);
+  REQUIRE(expected.grads.size() == 1);
+  // sum|dy| = 147.25 (+ the two tiny entries); element 3 has |dy_3| = tiny and y_3 ~ -102.4.
+  const Floors f = op.floors(c, expected);
+  CHECK(f[1][3] == Approx(tiny + kBinary32MinNormal * (147.25 + 4.46345174e-38 + tiny))
+                       .epsilon(1e-12));
+
+  // By hand in binary32: exp(-102.44) = 3.24e-45 rounds to 2 * 2^-149 and sum(dy) to -147.25,
+  // so dx_3 = tiny + 294.5 * 2^-149 (ATen on the CPU gave 4.59589463e-40, 46 ulps of 2^-149
+  // from the exact 4.59654321e-40, which the floor of exp(y_3) itself judged FAILED).
+  const float twoDenormals = 2 * std::numeric_limits<float>::denorm_min();
+  const float byHand = static_cast<float>(tiny) + twoDenormals * 147.25f;
+  CHECK(byHand == 4.59589463e-40f);
+  Outcome actual = expected;
+  actual.grads[0].values[3] = byHand;
+  CaseVerdict v = judgeCase(op, c, actual, expected);
+  REQUIRE(v.bwd);
+  CHECK(v.bwd->status == Status::Passed);
+
+  // The floor still judges: 100 of its ulps off fails.
+  actual.grads[0].values[3] = expected.grads[0].values[3] + 100 * kBinary32Unit * f[1][3];
+  v = judgeCase(op, c, actual, expected);
+  REQUIRE(v.bwd);
+  CHECK(v.bwd->status == Status::Failed);
+  CHECK(v.bwd->reason.find("grad[x][3]") != std::string::npos);
+
+  // The fuzzer's other row: exp(-97) * 1e7. The binary32 reference tape passes.
+  const TestCase spread = logSoftmaxRow({89, -7.99999952, 2}, {1, 0, 1e7});
+  const Outcome exact = run(makeReferenceTapeDouble(), spread);
+  const CaseVerdict single = judgeCase(op, spread, run(makeReferenceTapeFloat(), spread), exact);
+  REQUIRE(single.bwd);
+  CHECK(single.bwd->status == Status::Passed);
+}

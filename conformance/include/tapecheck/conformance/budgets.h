@@ -76,7 +76,8 @@ inline constexpr OpBudget kLogSoftmaxLast{
      "max(|y|, 1): absolute near y = 0 where log(sum) cancels the shift"},
     {32, 1,
      "dx = dy - exp(y) * sum(dy): exp(y) inherits y's absolute error as a relative one, the sum "
-     "of dy is a second reduction; judged per element against |dy_i| + exp(y_i) * sum|dy|"}};
+     "of dy is a second reduction; judged per element against |dy_i| + max(exp(y_i), 2^-126) "
+     "* sum|dy|: a subnormal exp(y_i) is known to 2^-150 only, whatever its size"}};
 
 inline constexpr OpBudget kTopKMask{
     {0, 0,
