@@ -200,7 +200,12 @@ Floors normalization(const TestCase& c, const Outcome& e, const AxisFold& fold, 
     }
     if (grads) {
       const std::vector<double>& dy = c.upstream->values;
-      double gmax = 0;
+      // g = dy * gamma and its means are binary32 intermediates: below 2^-126 they are known to
+      // 2^-150 only, and invStd (up to 1/sqrt(eps)) scales that absolute error, so they are
+      // taken at least at the smallest normal. Found by the fuzzer: a constant channel of
+      // batchNorm with gamma = 2^-149 and dy up to 24, whose mean of g rounds to 0 in binary32;
+      // times invStd = 316 that was 220 ulps of the unraised floor.
+      double gmax = kBinary32MinNormal;
       for (std::size_t j = 0; j < idx.size(); ++j)
         gmax = std::max(gmax, finiteAbs(dy[idx[j]] * gamma[perColumn ? j : row]));
       if (dx)

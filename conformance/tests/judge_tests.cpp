@@ -313,3 +313,44 @@ TEST_CASE("logSoftmax's gradient floor takes a subnormal probability at 2^-126",
   REQUIRE(single.bwd);
   CHECK(single.bwd->status == Status::Passed);
 }
+
+// batchNorm's backward forms g = dy * gamma and mean(g) in binary32; with gamma = 2^-149 they
+// are subnormals known to 2^-150 only, and invStd = 1/sqrt(1e-5) of a constant channel scales
+// that error by 316. Found by the fuzzer (tools/fuzz/regressions/tape/).
+TEST_CASE("normalization gradient floors take subnormal products at 2^-126", "[judge]") {
+  const OpInfo& op = *findOp("batchNorm");
+  const double d = std::numeric_limits<float>::denorm_min();  // 2^-149
+  TestCase c;
+  c.op = "batchNorm";
+  const Shape s{1, 9};
+  c.leaves = {{{s, std::vector<double>(9, d)}, true}, {{{1}, {d}}, true}, {{{1}, {d}}, true}};
+  c.call = {{"x", 0}, {"gamma", 1}, {"beta", 2}};
+  c.attrs.channels = 1;
+  c.attrs.spatial = Shape{9};
+  c.upstream = TensorData{s, {4.25, 4.25, 4.25, 4.25, 4.25, 16.5, 16.5, -24, -24}};
+  const Outcome expected = run(makeReferenceTapeDouble(), c);
+  REQUIRE(expected.grads.size() == 3);
+  // A constant channel: xhat = 0, invStd = 1/sqrt(1e-5), max|g| = 24 * 2^-149 < 2^-126.
+  const double invStd = 1 / std::sqrt(1e-5);
+  const Floors f = op.floors(c, expected);
+  CHECK(f[1][7] == Approx(invStd * kBinary32MinNormal * (1 + d * invStd)).epsilon(1e-9));
+
+  // By hand in binary32: g = {4 x5, 16, 16, -24, -24} * 2^-149 (4.25 and 16.5 round to even),
+  // their mean 4/9 * 2^-149 rounds to 0, so dx_7 = -24 * 2^-149 * invStd, 7589 * 2^-149 after
+  // rounding: what ATen on the CPU gave, 220 ulps of the unraised floor from the exact value.
+  const float invStdF = 1.0f / std::sqrt(1e-5f);
+  const float byHand = -24 * static_cast<float>(d) * invStdF;
+  CHECK(byHand == -7589 * static_cast<float>(d));
+  Outcome actual = expected;
+  actual.grads[0].values[7] = byHand;
+  CaseVerdict v = judgeCase(op, c, actual, expected);
+  REQUIRE(v.bwd);
+  CHECK(v.bwd->status == Status::Passed);
+
+  // The floor still judges: 100 of its ulps off fails.
+  actual.grads[0].values[7] = expected.grads[0].values[7] + 100 * kBinary32Unit * f[1][7];
+  v = judgeCase(op, c, actual, expected);
+  REQUIRE(v.bwd);
+  CHECK(v.bwd->status == Status::Failed);
+  CHECK(v.bwd->reason.find("grad[x][7]") != std::string::npos);
+}

@@ -95,7 +95,8 @@ inline constexpr OpBudget kLayerNorm{
     {64, 1,
      "dx = invStd * (g - mean(g) - xhat * mean(g * xhat)) on the saved xhat and invStd (each "
      "carrying the forward's error) with two more reductions that cancel; judged against invStd "
-     "* max|g| * (1 + max|x| * invStd) per row; dgamma/dbeta are column sums over the rows "
+     "* max(max|g|, 2^-126) * (1 + max|x| * invStd) per row (a subnormal g or mean is known to "
+     "2^-150 only, and invStd scales that); dgamma/dbeta are column sums over the rows "
      "judged against sum |dy| * (1 + max|x| * invStd) and sum |dy|"}};
 
 inline constexpr OpBudget kBatchNorm{
