@@ -289,7 +289,7 @@ TEST_CASE("logSoftmax's gradient floor takes a subnormal probability at 2^-126",
 
   // By hand in binary32: exp(-102.44) = 3.24e-45 rounds to 2 * 2^-149 and sum(dy) to -147.25,
   // so dx_3 = tiny + 294.5 * 2^-149 (ATen on the CPU gave 4.59589463e-40, 46 ulps of 2^-149
-  // from the exact 4.59654321e-40, which the floor of exp(y_3) itself judged FAILED).
+  // from the exact 4.59654321e-40, which the floor built on exp(y_3) itself judged FAILED).
   const float twoDenormals = 2 * std::numeric_limits<float>::denorm_min();
   const float byHand = static_cast<float>(tiny) + twoDenormals * 147.25f;
   CHECK(byHand == 4.59589463e-40f);
@@ -335,7 +335,7 @@ TEST_CASE("normalization gradient floors take subnormal products at 2^-126", "[j
   const Floors f = op.floors(c, expected);
   CHECK(f[1][7] == Approx(invStd * kBinary32MinNormal * (1 + d * invStd)).epsilon(1e-9));
 
-  // By hand in binary32: g = {4 x5, 16, 16, -24, -24} * 2^-149 (4.25 and 16.5 round to even),
+  // By hand in binary32: g = {4 x5, 16, 16, -24, -24} * 2^-149 (4.25 rounds to 4, 16.5 to even),
   // their mean 4/9 * 2^-149 rounds to 0, so dx_7 = -24 * 2^-149 * invStd, 7589 * 2^-149 after
   // rounding: what ATen on the CPU gave, 220 ulps of the unraised floor from the exact value.
   const float invStdF = 1.0f / std::sqrt(1e-5f);
