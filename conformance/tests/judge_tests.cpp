@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include "tapecheck/conformance/judge.h"
 #include "tapecheck/conformance/reference_tapes.h"
@@ -260,6 +261,23 @@ TEST_CASE("layerNorm's floor scales with the row's condition max|x| / std", "[ju
 
 namespace {
 
+// The gradient of x equal to the expected one but at element i: `passing` there must pass, and
+// 100 ulps of the element's floor off must fail, naming the element.
+void checkGradientElementJudged(const OpInfo& op, const TestCase& c, const Outcome& expected,
+                                std::size_t i, double passing, double floor) {
+  Outcome actual = expected;
+  actual.grads[0].values[i] = passing;
+  CaseVerdict v = judgeCase(op, c, actual, expected);
+  REQUIRE(v.bwd);
+  CHECK(v.bwd->status == Status::Passed);
+
+  actual.grads[0].values[i] = expected.grads[0].values[i] + 100 * kBinary32Unit * floor;
+  v = judgeCase(op, c, actual, expected);
+  REQUIRE(v.bwd);
+  CHECK(v.bwd->status == Status::Failed);
+  CHECK(v.bwd->reason.find("grad[x][" + std::to_string(i) + "]") != std::string::npos);
+}
+
 TestCase logSoftmaxRow(const std::vector<double>& x, const std::vector<double>& dy) {
   TestCase c;
   c.op = "logSoftmaxLast";
@@ -293,18 +311,7 @@ TEST_CASE("logSoftmax's gradient floor takes a subnormal probability at 2^-126",
   const float twoDenormals = 2 * std::numeric_limits<float>::denorm_min();
   const float byHand = static_cast<float>(tiny) + twoDenormals * 147.25f;
   CHECK(byHand == 4.59589463e-40f);
-  Outcome actual = expected;
-  actual.grads[0].values[3] = byHand;
-  CaseVerdict v = judgeCase(op, c, actual, expected);
-  REQUIRE(v.bwd);
-  CHECK(v.bwd->status == Status::Passed);
-
-  // The floor still judges: 100 of its ulps off fails.
-  actual.grads[0].values[3] = expected.grads[0].values[3] + 100 * kBinary32Unit * f[1][3];
-  v = judgeCase(op, c, actual, expected);
-  REQUIRE(v.bwd);
-  CHECK(v.bwd->status == Status::Failed);
-  CHECK(v.bwd->reason.find("grad[x][3]") != std::string::npos);
+  checkGradientElementJudged(op, c, expected, 3, byHand, f[1][3]);
 
   // The fuzzer's other row: exp(-97) * 1e7. The binary32 reference tape passes.
   const TestCase spread = logSoftmaxRow({89, -7.99999952, 2}, {1, 0, 1e7});
@@ -341,16 +348,5 @@ TEST_CASE("normalization gradient floors take subnormal products at 2^-126", "[j
   const float invStdF = 1.0f / std::sqrt(1e-5f);
   const float byHand = -24 * static_cast<float>(d) * invStdF;
   CHECK(byHand == -7589 * static_cast<float>(d));
-  Outcome actual = expected;
-  actual.grads[0].values[7] = byHand;
-  CaseVerdict v = judgeCase(op, c, actual, expected);
-  REQUIRE(v.bwd);
-  CHECK(v.bwd->status == Status::Passed);
-
-  // The floor still judges: 100 of its ulps off fails.
-  actual.grads[0].values[7] = expected.grads[0].values[7] + 100 * kBinary32Unit * f[1][7];
-  v = judgeCase(op, c, actual, expected);
-  REQUIRE(v.bwd);
-  CHECK(v.bwd->status == Status::Failed);
-  CHECK(v.bwd->reason.find("grad[x][7]") != std::string::npos);
+  checkGradientElementJudged(op, c, expected, 7, byHand, f[1][7]);
 }
