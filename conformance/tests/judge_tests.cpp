@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "tapecheck/conformance/judge.h"
@@ -20,19 +21,23 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-TestCase softmaxCase(const std::vector<double>& x, bool withUpstream = true) {
+// One row x of a last-axis op (softmaxLast, logSoftmaxLast), with upstream dy when given.
+TestCase rowCase(const char* op, const std::vector<double>& x,
+                 std::optional<std::vector<double>> dy) {
   TestCase c;
-  c.op = "softmaxLast";
+  c.op = op;
   const Shape s{x.size()};
   c.leaves.push_back({{s, x}, true});
   c.call = {{"x", 0}};
   c.attrs.s = s;
-  if (withUpstream) {
-    std::vector<double> dy(x.size());
-    for (std::size_t i = 0; i < dy.size(); ++i) dy[i] = 0.25 * static_cast<double>(i % 5) - 0.5;
-    c.upstream = TensorData{s, dy};
-  }
+  if (dy) c.upstream = TensorData{s, *dy};
   return c;
+}
+
+TestCase softmaxCase(const std::vector<double>& x, bool withUpstream = true) {
+  std::vector<double> dy(x.size());
+  for (std::size_t i = 0; i < dy.size(); ++i) dy[i] = 0.25 * static_cast<double>(i % 5) - 0.5;
+  return rowCase("softmaxLast", x, withUpstream ? std::optional(dy) : std::nullopt);
 }
 
 Outcome run(std::unique_ptr<AnyTape> tape, const TestCase& c) { return evaluate(*tape, c); }
@@ -279,14 +284,7 @@ void checkGradientElementJudged(const OpInfo& op, const TestCase& c, const Outco
 }
 
 TestCase logSoftmaxRow(const std::vector<double>& x, const std::vector<double>& dy) {
-  TestCase c;
-  c.op = "logSoftmaxLast";
-  const Shape s{x.size()};
-  c.leaves.push_back({{s, x}, true});
-  c.call = {{"x", 0}};
-  c.attrs.s = s;
-  c.upstream = TensorData{s, dy};
-  return c;
+  return rowCase("logSoftmaxLast", x, dy);
 }
 
 }  // namespace
