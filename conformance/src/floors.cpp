@@ -40,6 +40,12 @@ void raise(std::vector<double>& f, std::size_t i, double v) {
   if (i < f.size()) f[i] = std::max(f[i], v);
 }
 
+// The magnitude v >= 0, a binary32 intermediate, carries error relative to: v itself in the
+// normal range, 2^-126 below it (a subnormal is known to 2^-150 whatever its size). A factor
+// that multiplies it afterwards (sum(dy), invStd) multiplies that error too, so floors built on
+// intermediates use this; judge.h's elementFloor does the same for the outputs themselves.
+double binary32Scale(double v) { return std::max(v, kBinary32MinNormal); }
+
 Vec toVec(const std::vector<double>& v) {
   return Eigen::Map<const Vec>(v.data(), static_cast<Eigen::Index>(v.size()));
 }
@@ -142,10 +148,8 @@ Floors softmaxLast(const TestCase& c, const Outcome& e) {
 }
 
 // value: 1 (relative where |y| >= 1, absolute below: log(sum) is accurate to ulps of 1).
-// dx_i = dy_i - exp(y_i) * sum(dy): |dy_i| + max(exp(y_i), 2^-126) * sum|dy|. Below 2^-126 a
-// binary32 exp(y_i) is a subnormal, known only to 2^-150 whatever its size (exp(-102) is 2 or 3
-// times 2^-149), and sum(dy) multiplies that absolute error: the probability is taken at least
-// at the smallest normal, as judge.h does for every output.
+// dx_i = dy_i - exp(y_i) * sum(dy): |dy_i| + max(exp(y_i), 2^-126) * sum|dy|, exp(y_i) at its
+// binary32 scale (exp(-102) is 2 or 3 times 2^-149 in binary32, and sum(dy) scales that error).
 Floors logSoftmaxLast(const TestCase& c, const Outcome& e) {
   Floors f = emptyFloors(c, e);
   if (!sizesMatch(f, c, e)) return f;
@@ -157,7 +161,7 @@ Floors logSoftmaxLast(const TestCase& c, const Outcome& e) {
     const double total = sumAbsAt(dy, idx);
     for (std::size_t i : idx) {
       const double y = e.value.values[i];
-      const double p = std::isfinite(y) ? std::max(std::exp(y), kBinary32MinNormal) : 0.0;
+      const double p = std::isfinite(y) ? binary32Scale(std::exp(y)) : 0.0;
       raise(*dx, i, finiteAbs(dy[i]) + p * total);
     }
   });
@@ -200,14 +204,14 @@ Floors normalization(const TestCase& c, const Outcome& e, const AxisFold& fold, 
     }
     if (grads) {
       const std::vector<double>& dy = c.upstream->values;
-      // g = dy * gamma and its means are binary32 intermediates: below 2^-126 they are known to
-      // 2^-150 only, and invStd (up to 1/sqrt(eps)) scales that absolute error, so they are
-      // taken at least at the smallest normal. Found by the fuzzer: a constant channel of
-      // batchNorm with gamma = 2^-149 and dy up to 24, whose mean of g rounds to 0 in binary32;
-      // times invStd = 316 that was 220 ulps of the unraised floor.
-      double gmax = kBinary32MinNormal;
+      // g = dy * gamma and its means at their binary32 scale, which invStd (up to 1/sqrt(eps))
+      // multiplies. Found by the fuzzer: a constant channel of batchNorm with gamma = 2^-149 and
+      // dy up to 24, whose mean of g rounds to 0 in binary32; times invStd = 316 that was 220
+      // ulps of the floor built on max|g| itself.
+      double gmax = 0;
       for (std::size_t j = 0; j < idx.size(); ++j)
         gmax = std::max(gmax, finiteAbs(dy[idx[j]] * gamma[perColumn ? j : row]));
+      gmax = binary32Scale(gmax);
       if (dx)
         for (std::size_t i : idx) raise(*dx, i, r.invStd * gmax * (1.0 + r.condition));
       for (std::size_t j = 0; j < idx.size(); ++j) {
