@@ -12,12 +12,13 @@
 #pragma once
 
 #include "topk_key.cuh"
+#include "topk_teams.cuh"
 
 namespace tapecheck_cuda {
 
-// Streaming teams: each thread keeps the largest key it has seen and the first index holding
-// it, visiting its entries in increasing index order; the team combines them (largest key,
-// then lowest index), and the row is written without being read again. A lane group of a warp
+// Streaming teams (topk_teams.cuh): each thread keeps the largest key it has seen and the first
+// index holding it, visiting its entries in increasing index order; the team combines them
+// (largest key, then lowest index), and the row is written without being read again. A lane group of a warp
 // takes rows of up to kGroupMaxCols (topk_mask.cu), one unit or a few a lane; a block, longer
 // rows. Rows are read in units of 4 floats (kVec: cols % 4 == 0 and 16-byte aligned pointers)
 // or of 1.
@@ -89,7 +90,7 @@ __device__ __forceinline__ void write_units(float* __restrict__ mr, uint32_t uni
 template <unsigned G, bool kVec>
 __global__ void __launch_bounds__(kBlock)
     topk_first_groups(size_t rows, uint32_t cols, const float* __restrict__ x, float* __restrict__ mask) {
-  const unsigned member = threadIdx.x & (G - 1u);
+  const LaneTeam<G> team;
   const uint32_t units = kVec ? cols / 4 : cols;
   constexpr size_t kRowsPerBlock = kBlock / G;
   // Uniform over the block: every lane of a warp takes the same trips and joins the shuffles.
@@ -97,12 +98,10 @@ __global__ void __launch_bounds__(kBlock)
        first_row += static_cast<size_t>(gridDim.x) * kRowsPerBlock) {
     const size_t row = first_row + threadIdx.x / G;
     const bool live = row < rows;
-    FirstLargest f = scan_units<kVec>(x + (live ? row * cols : 0), live ? units : 0u, member, G);
-    uint32_t best = f.key;
-    for (unsigned off = 1; off < G; off <<= 1) best = ::max(best, __shfl_xor_sync(0xffffffffu, best, off));
-    uint32_t first = f.key == best ? f.index : ~0u;
-    for (unsigned off = 1; off < G; off <<= 1) first = ::min(first, __shfl_xor_sync(0xffffffffu, first, off));
-    if (live) write_units<kVec>(mask + row * cols, units, member, G, first);
+    FirstLargest f = scan_units<kVec>(x + (live ? row * cols : 0), live ? units : 0u, team.member, G);
+    const uint32_t best = team.max(f.key);
+    const uint32_t first = team.min(f.key == best ? f.index : ~0u);
+    if (live) write_units<kVec>(mask + row * cols, units, team.member, G, first);
   }
 }
 
@@ -110,24 +109,13 @@ __global__ void __launch_bounds__(kBlock)
 template <bool kVec>
 __global__ void __launch_bounds__(kFirstMaxThreads)
     topk_first_rows(size_t rows, uint32_t cols, const float* __restrict__ x, float* __restrict__ mask) {
-  __shared__ uint32_t warp_part[2][32];  // by phase: one barrier per reduction
-  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-  unsigned phase = 0;
-  // Warp reduction in one instruction, then the warps' values through shared memory.
-  auto block_reduce = [&](uint32_t v, bool take_max) {
-    v = take_max ? __reduce_max_sync(0xffffffffu, v) : __reduce_min_sync(0xffffffffu, v);
-    if (lane == 0) warp_part[phase][warp] = v;
-    __syncthreads();
-    uint32_t r = take_max ? 0u : ~0u;
-    for (unsigned w = 0; w < warps; ++w) r = take_max ? ::max(r, warp_part[phase][w]) : ::min(r, warp_part[phase][w]);
-    phase ^= 1u;  // rewritten two reductions later, after a barrier every reader has passed
-    return r;
-  };
+  __shared__ BlockTeamScratch scratch;
+  BlockTeam team(&scratch);
   const uint32_t units = kVec ? cols / 4 : cols;
   for (size_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const FirstLargest f = scan_units<kVec>(x + row * cols, units, threadIdx.x, blockDim.x);
-    const uint32_t best = block_reduce(f.key, true);
-    const uint32_t first = block_reduce(f.key == best ? f.index : ~0u, false);
+    const uint32_t best = team.max(f.key);
+    const uint32_t first = team.min(f.key == best ? f.index : ~0u);
     write_units<kVec>(mask + row * cols, units, threadIdx.x, blockDim.x, first);
   }
 }
