@@ -2,7 +2,7 @@
 // of ce_fwd_regs / ce_bwd_regs (ce_tiles.cuh), unit for unit, with the slice's threads spread
 // over C blocks, so logits and target are read once (the generic engine read them again for
 // every stage). The forward reduces the row's maximum and sum of exps together, with one
-// cluster barrier (max_sum.cuh), and leaves one loss partial per block, as ce_fwd_regs does.
+// exchange (max_sum.cuh), and leaves one loss partial per block, as ce_fwd_regs does.
 #pragma once
 
 #include "ce_tiles.cuh"
@@ -17,7 +17,7 @@ __global__ void __launch_bounds__(1024, 1)
                    float* __restrict__ logp, double* __restrict__ partial, size_t rows,
                    uint32_t cols) {
   __shared__ WarpParts parts;
-  __shared__ MaxSum slot[2];  // alternating by row: one cluster barrier a row
+  __shared__ Mailbox<2> mail;  // one exchange a row
   __shared__ double wloss[32];
   cg::cluster_group cl = cg::this_cluster();
   const unsigned C = cl.num_blocks();
@@ -25,9 +25,10 @@ __global__ void __launch_bounds__(1024, 1)
   const unsigned lane = cl.block_rank() * blockDim.x + threadIdx.x;
   const size_t clusters = gridDim.x / C;
   double loss = 0.0;
-  unsigned parity = 0;
+  unsigned turn = 0;  // the cluster's rows so far
+  mailbox_open(mail);
 
-  for (size_t row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1u) {
+  for (size_t row = blockIdx.x / C; row < rows; row += clusters, ++turn) {
     const size_t base = row * cols;
     float v[N][V], t[N][V];
     bool has[N];
@@ -51,7 +52,7 @@ __global__ void __launch_bounds__(1024, 1)
       }
     }
     // The row's maximum and sum of exps in one reduction across the cluster (max_sum.cuh).
-    const MaxSum row_ms = cluster_max_sum(warp_part<true>(v, has, m), parts, slot, parity);
+    const MaxSum row_ms = cluster_max_sum(warp_part<true>(v, has, m), parts, mail, turn);
     m = row_ms.m;
     const bool bad = !isfinite(m);
     const float ls = static_cast<float>(log(row_ms.s));
@@ -73,7 +74,7 @@ __global__ void __launch_bounds__(1024, 1)
   // The block's threads in a fixed order: a warp butterfly, then the warps in index order.
   loss = row_sum<true>(loss, blockDim.x, wloss);
   if (threadIdx.x == 0) partial[blockIdx.x] = loss;
-  cl.sync();  // the other blocks may still read this block's slots
+  cl.sync();  // no block leaves while another's sends may still be in flight
 }
 
 template <int N, int V, bool kVec>
@@ -82,16 +83,17 @@ __global__ void __launch_bounds__(1024, 1)
                    const float* __restrict__ target, float* __restrict__ dlogits,
                    float* __restrict__ dtarget, size_t rows, uint32_t cols, double denom) {
   __shared__ double wsum[32];
-  __shared__ double slot_sum[2];  // alternating by row: one barrier per row
+  __shared__ Mailbox<1> mail;  // one exchange a row
   cg::cluster_group cl = cg::this_cluster();
   const unsigned C = cl.num_blocks();
   const unsigned RT = C * blockDim.x;
   const unsigned lane = cl.block_rank() * blockDim.x + threadIdx.x;
   const size_t clusters = gridDim.x / C;
   const float scale = static_cast<float>(static_cast<double>(__ldg(dloss)) / denom);
-  unsigned parity = 0;
+  unsigned turn = 0;  // the cluster's rows so far
+  mailbox_open(mail);
 
-  for (size_t row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1u) {
+  for (size_t row = blockIdx.x / C; row < rows; row += clusters, ++turn) {
     const size_t base = row * cols;
     float lp[N][V], t[N][V];
 #pragma unroll
@@ -110,7 +112,7 @@ __global__ void __launch_bounds__(1024, 1)
       const size_t j = static_cast<size_t>(i * RT + lane) * V;
       if (j < cols) w += static_cast<double>(unit_sum<V>(t[i]));
     }
-    const float wf = static_cast<float>(cluster_sum(w, wsum, &slot_sum[parity]));
+    const float wf = static_cast<float>(cluster_sum(w, wsum, mail, turn));
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * RT + lane) * V;

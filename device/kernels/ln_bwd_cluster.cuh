@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(1024, 1)
                    float* __restrict__ dx, double2* __restrict__ partial, size_t rows,
                    uint32_t cols) {
   __shared__ double wsum[2][32];
-  __shared__ double slot[2][2];  // alternating by row: one cluster barrier a row
+  __shared__ Mailbox<2> mail;  // one exchange a row
   extern __shared__ double acc[];  // [2][N][V][blockDim.x]
   cg::cluster_group cl = cg::this_cluster();
   const unsigned C = cl.num_blocks();
@@ -61,9 +61,10 @@ __global__ void __launch_bounds__(1024, 1)
       at(1, i, k) = 0.0;
     }
   }
-  unsigned parity = 0;
+  unsigned turn = 0;  // the cluster's rows so far
+  mailbox_open(mail);
 
-  for (size_t row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1u) {
+  for (size_t row = blockIdx.x / C; row < rows; row += clusters, ++turn) {
     const size_t base = row * cols;
     const float istd = __ldg(inv_std + row);
     float d[N][V], h[N][V];
@@ -96,7 +97,7 @@ __global__ void __launch_bounds__(1024, 1)
         sums[1] += static_cast<double>(unit_sum<V>(gx));
       }
     }
-    cluster_sums<2>(sums, wsum, slot[parity]);
+    cluster_sums<2>(sums, wsum, mail, turn);
     const float mean_g = static_cast<float>(sums[0] / n);
     const float mean_gx = static_cast<float>(sums[1] / n);
 #pragma unroll
@@ -125,7 +126,7 @@ __global__ void __launch_bounds__(1024, 1)
       if (j < cols) out[j] = make_double2(at(0, i, k), at(1, i, k));
     }
   }
-  cl.sync();  // the other blocks may still read this block's slots
+  cl.sync();  // no block leaves while another's sends may still be in flight
 }
 
 // ---------------------------------------------------------------------------------------------

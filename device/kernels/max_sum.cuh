@@ -1,13 +1,13 @@
 // The softmax forward's two reductions (m = max x, then s = sum exp(x - m)) done as one, for
 // rows held across a cluster (softmax, log-softmax and cross-entropy forward). A long row's
-// threads wait on barriers (cluster barriers above all), not on arithmetic: two reductions a
-// row cost two block and two cluster barriers, during which none of the row's loads are in
-// flight; this costs one of each. (Rows within one block keep the two reductions: measured on
+// threads wait on barriers and on the exchange between blocks (row_cluster.cuh), not on
+// arithmetic: two reductions a row cost two block barriers and two exchanges, during which none
+// of the row's loads are in flight; this costs one of each. (Rows within one block keep the two reductions: measured on
 // an H200, this way was up to 0.03 of copy speed slower there, at 16K columns.)
 //
 // Each warp first takes its own maximum m_w with shuffles (no barrier) and sums e = exp(x - m_w)
 // over its entries as exp_of_diff does with the row's maximum. The warps' parts (m_w, s_w) are
-// then combined behind one barrier: m = max m_w, s = sum_w s_w * exp(m_w - m), the factor in
+// then combined behind one barrier and one exchange: m = max m_w, s = sum_w s_w * exp(m_w - m), the factor in
 // double. In real arithmetic exp(x - m_w) * exp(m_w - m) = exp(x - m), so each term is still
 // one float exp of an exact difference and the rescaling adds double roundings only; softmax
 // then writes e * (exp(m_w - m) / s), the factor rounded once to float: two roundings, as
@@ -21,6 +21,7 @@
 #include <cooperative_groups.h>
 #include <math_constants.h>
 
+#include "row_cluster.cuh"
 #include "row_tiles.cuh"
 #include "softmax_math.cuh"
 
@@ -95,17 +96,18 @@ __device__ __forceinline__ MaxSum block_max_sum(const MaxSum& warp_part, WarpPar
                        l < warps ? parts.s[parity][l] : 0.0);
 }
 
-// The row's (m, s) across a cluster (at most 32 blocks): the block parts are published in
-// `slot` (two, by row parity, for the reason above) and combined by every block alike.
+// The row's (m, s) across a cluster: the block parts are exchanged through the mailboxes
+// (row_cluster.cuh), m widened exactly to double, and combined by every block alike.
 __device__ __forceinline__ MaxSum cluster_max_sum(const MaxSum& warp_part, WarpParts& parts,
-                                                  MaxSum* slot, unsigned parity) {
-  const MaxSum b = block_max_sum(warp_part, parts, parity);
-  if (threadIdx.x == 0) slot[parity] = b;
-  cooperative_groups::cluster_group cl = cooperative_groups::this_cluster();
-  cl.sync();
+                                                  Mailbox<2>& mb, unsigned turn) {
+  const MaxSum b = block_max_sum(warp_part, parts, turn & 1u);
+  const double (*part)[2] =
+      mailbox_exchange(mb, threadIdx.x == 0 ? static_cast<double>(b.m) : b.s, turn);
   const unsigned l = threadIdx.x & 31u;
   MaxSum p{-CUDART_INF_F, 0.0};
-  if (l < cl.num_blocks()) p = *cl.map_shared_rank(&slot[parity], l);
+  if (l < cooperative_groups::this_cluster().num_blocks()) {
+    p = MaxSum{static_cast<float>(part[l][0]), part[l][1]};
+  }
   return combine_parts(p.m, p.s);
 }
 

@@ -2,7 +2,7 @@
 // arithmetic of norm_fwd_regs / norm_bwd_regs (norm_tiles.cuh, which launches these), unit
 // for unit, with the row's threads spread over C blocks, so x (forward) or dy and xhat
 // (backward) are read from HBM once instead of twice by the stream kernels. A row's sums are
-// reduced together, with one cluster barrier (row_cluster.cuh, cluster_sums).
+// reduced together, with one exchange (row_cluster.cuh, cluster_sums).
 #pragma once
 
 #include "norm_math.cuh"
@@ -17,16 +17,17 @@ __global__ void __launch_bounds__(1024, 1)
                      float* __restrict__ xhat, float* __restrict__ inv_std, size_t rows,
                      uint32_t cols, float eps) {
   __shared__ double wsum[2][32];
-  __shared__ double slot[2][2];  // alternating by row: one cluster barrier a row
+  __shared__ Mailbox<2> mail;  // one exchange a row
   cg::cluster_group cl = cg::this_cluster();
   const unsigned C = cl.num_blocks();
   const unsigned RT = C * blockDim.x;
   const unsigned lane = cl.block_rank() * blockDim.x + threadIdx.x;
   const size_t clusters = gridDim.x / C;
   const double n = static_cast<double>(cols);
-  unsigned parity = 0;
+  unsigned turn = 0;  // the cluster's rows so far
+  mailbox_open(mail);
 
-  for (size_t row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1u) {
+  for (size_t row = blockIdx.x / C; row < rows; row += clusters, ++turn) {
     const size_t base = row * cols;
     const float shift = __ldg(x + base);  // norm_math.cuh: ShiftedMoments
     float v[N][V];
@@ -43,7 +44,7 @@ __global__ void __launch_bounds__(1024, 1)
       if (j < cols) mom.add<V>(v[i], shift);
     }
     double sums[2] = {mom.s, mom.q};
-    cluster_sums<2>(sums, wsum, slot[parity]);
+    cluster_sums<2>(sums, wsum, mail, turn);
     const NormStats st = norm_stats(sums[0], sums[1], n, shift, eps);
     const float mhi = st.mean_hi, mlo = st.mean_lo, istd = st.inv_std;
     if (lane == 0) inv_std[row] = istd;
@@ -78,7 +79,7 @@ __global__ void __launch_bounds__(1024, 1)
       }
     }
   }
-  cl.sync();  // the other blocks may still read this block's slots
+  cl.sync();  // no block leaves while another's sends may still be in flight
 }
 
 // kPerRow (batch norm) carries four sums and writes dgamma[row], dbeta[row]; otherwise (layer
@@ -89,18 +90,19 @@ __global__ void __launch_bounds__(1024, 1)
                      const float* __restrict__ inv_std, const float* __restrict__ gamma,
                      float* __restrict__ dx, float* __restrict__ dgamma, float* __restrict__ dbeta,
                      size_t rows, uint32_t cols) {
-  constexpr int K = NormBwdSums<kPerRow>::K;  // reduced together: one cluster barrier a row
+  constexpr int K = NormBwdSums<kPerRow>::K;  // reduced together: one exchange a row
   __shared__ double wsum[K][32];
-  __shared__ double slot[2][K];  // alternating by row
+  __shared__ Mailbox<K> mail;  // one exchange a row
   cg::cluster_group cl = cg::this_cluster();
   const unsigned C = cl.num_blocks();
   const unsigned RT = C * blockDim.x;
   const unsigned lane = cl.block_rank() * blockDim.x + threadIdx.x;
   const size_t clusters = gridDim.x / C;
   const double n = static_cast<double>(cols);
-  unsigned parity = 0;
+  unsigned turn = 0;  // the cluster's rows so far
+  mailbox_open(mail);
 
-  for (size_t row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1u) {
+  for (size_t row = blockIdx.x / C; row < rows; row += clusters, ++turn) {
     const size_t base = row * cols;
     const float istd = __ldg(inv_std + row);
     const float gr = kPerRow ? __ldg(gamma + row) : 0.0f;
@@ -144,7 +146,7 @@ __global__ void __launch_bounds__(1024, 1)
       }
     }
     NormBwdSums<kPerRow> sums(s_g, s_gx, s_d, s_dx);
-    cluster_sums<K>(sums.v, wsum, slot[parity]);
+    cluster_sums<K>(sums.v, wsum, mail, turn);
     const float mean_g = static_cast<float>(sums.v[0] / n);
     const float mean_gx = static_cast<float>(sums.v[1] / n);
     if constexpr (kPerRow) {

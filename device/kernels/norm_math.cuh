@@ -18,7 +18,7 @@ namespace tapecheck_cuda {
 __device__ __forceinline__ double clamp_variance(double v) { return v > 0.0 ? v : (v != v ? v : 0.0); }
 
 // The row kernels' forward statistics in one reduction (norm_tiles.cuh, norm_cluster.cuh).
-// The three dependent reductions written above each cost a barrier (a cluster barrier across
+// The three dependent reductions written above each cost a barrier (an exchange across
 // blocks), and a long row's threads wait on those, not on the arithmetic; one reduction of two
 // sums gives the same statistics to far below a float ulp:
 //

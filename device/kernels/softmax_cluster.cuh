@@ -1,6 +1,6 @@
 // softmax / log-softmax forward and backward for rows held across a cluster (row_cluster.cuh):
 // the arithmetic of softmax_fwd_regs / softmax_bwd_regs, unit for unit, with the row's threads
-// spread over C blocks. Read once, written once; one cluster barrier a row (the forward's max
+// spread over C blocks. Read once, written once; one exchange a row (the forward's max
 // and sum are reduced together, max_sum.cuh).
 #pragma once
 
@@ -15,16 +15,17 @@ __global__ void __launch_bounds__(1024, 1)
     softmax_fwd_cluster(const float* __restrict__ x, float* __restrict__ y, size_t rows,
                         uint32_t cols) {
   __shared__ WarpParts parts;
-  __shared__ MaxSum slot[2];  // alternating by row: one cluster barrier a row
+  __shared__ Mailbox<2> mail;  // one exchange a row
   cg::cluster_group cl = cg::this_cluster();
   const unsigned C = cl.num_blocks();
   const unsigned RT = C * blockDim.x;  // threads of a row
   const unsigned lane = cl.block_rank() * blockDim.x + threadIdx.x;
   const size_t clusters = gridDim.x / C;
-  unsigned parity = 0;
+  unsigned turn = 0;  // the cluster's rows so far
+  mailbox_open(mail);
 
   // Cluster-uniform loop: every block of the cluster takes part in every barrier.
-  for (size_t row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1u) {
+  for (size_t row = blockIdx.x / C; row < rows; row += clusters, ++turn) {
     const size_t base = row * cols;
     float v[N][V];
     bool has[N];
@@ -45,7 +46,7 @@ __global__ void __launch_bounds__(1024, 1)
     }
     // One reduction of the warps' parts across the cluster (max_sum.cuh).
     const MaxSum part = warp_part<kLog>(v, has, m);
-    const FwdScale r = fwd_scale_of_part<kLog>(cluster_max_sum(part, parts, slot, parity), part.m);
+    const FwdScale r = fwd_scale_of_part<kLog>(cluster_max_sum(part, parts, mail, turn), part.m);
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * RT + lane) * V;
@@ -57,7 +58,7 @@ __global__ void __launch_bounds__(1024, 1)
       }
     }
   }
-  cl.sync();  // the other blocks may still read this block's slots
+  cl.sync();  // no block leaves while another's sends may still be in flight
 }
 
 template <bool kLog, int N, int V, bool kVec>
@@ -65,15 +66,16 @@ __global__ void __launch_bounds__(1024, 1)
     softmax_bwd_cluster(const float* __restrict__ y, const float* __restrict__ dy,
                         float* __restrict__ dx, size_t rows, uint32_t cols) {
   __shared__ double wsum[32];
-  __shared__ double slot_sum[2];  // alternating by row: one barrier per row
+  __shared__ Mailbox<1> mail;  // one exchange a row
   cg::cluster_group cl = cg::this_cluster();
   const unsigned C = cl.num_blocks();
   const unsigned RT = C * blockDim.x;
   const unsigned lane = cl.block_rank() * blockDim.x + threadIdx.x;
   const size_t clusters = gridDim.x / C;
-  unsigned parity = 0;
+  unsigned turn = 0;  // the cluster's rows so far
+  mailbox_open(mail);
 
-  for (size_t row = blockIdx.x / C; row < rows; row += clusters, parity ^= 1u) {
+  for (size_t row = blockIdx.x / C; row < rows; row += clusters, ++turn) {
     const size_t base = row * cols;
     float a[N][V], b[N][V];
 #pragma unroll
@@ -92,7 +94,7 @@ __global__ void __launch_bounds__(1024, 1)
       const size_t j = static_cast<size_t>(i * RT + lane) * V;
       if (j < cols) s += static_cast<double>(bwd_unit_term<kLog, V>(a[i], b[i]));
     }
-    const float sf = static_cast<float>(cluster_sum(s, wsum, &slot_sum[parity]));
+    const float sf = static_cast<float>(cluster_sum(s, wsum, mail, turn));
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * RT + lane) * V;

@@ -21,7 +21,9 @@ const tapecheck_kernels_v1 kTable = {
     // 1.5.0: 1.4.1 with topk_mask's k = 1 as two exact reductions instead of a search
     //        (topk_first.cuh).
     // 1.5.1: 1.5.0 with k = 1's lane groups sized for 4 units a lane, at least 8 lanes.
-    /*version=*/"1.5.1",
+    // 1.6.0: 1.5.1 with the cluster kernels' block partials pushed into each block's mailbox
+    //        with st.async instead of exchanged behind a cluster barrier (row_cluster.cuh).
+    /*version=*/"1.6.0",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,
