@@ -135,7 +135,7 @@ __global__ void __launch_bounds__(1024, 1)
 // when launched (count set), false leaves the slices to the generic engine.
 inline bool ce_cluster_partials(uint32_t n, size_t rows, size_t& count) {
   ClusterTile ct;
-  if (!plan_cluster(n, kCeUnits, ct)) return false;
+  if (!plan_cluster(n, kCeUnits, ct, kClusterNarrowThreads)) return false;
   count = cluster_count(rows) * ct.C;
   return true;
 }
@@ -143,7 +143,7 @@ inline bool ce_cluster_partials(uint32_t n, size_t rows, size_t& count) {
 inline bool ce_fwd_clustered(cudaStream_t s, size_t rows, uint32_t n, const float* x,
                              const float* target, float* logp, double* partial) {
   ClusterTile ct;
-  if (!plan_cluster(n, kCeUnits, ct)) return false;
+  if (!plan_cluster(n, kCeUnits, ct, kClusterNarrowThreads)) return false;
   if (ct.V == 4) {
     if (aligned16(x) && aligned16(target) && aligned16(logp)) {
       return launch_cluster(ce_fwd_cluster<kCeUnits, 4, true>, ct, rows, s, x, target, logp, partial,
@@ -160,7 +160,7 @@ inline bool ce_bwd_clustered(cudaStream_t s, size_t rows, uint32_t n, const floa
                              const float* logp, const float* target, float* dlogits,
                              float* dtarget, double denom) {
   ClusterTile ct;
-  if (!plan_cluster(n, kCeUnits, ct)) return false;
+  if (!plan_cluster(n, kCeUnits, ct, kClusterNarrowThreads)) return false;
   if (ct.V == 4) {
     if (aligned16(logp) && aligned16(target) && aligned16(dlogits) &&
         (dtarget == nullptr || aligned16(dtarget))) {

@@ -1,7 +1,7 @@
 // layerNorm forward and backward (SPEC.md): rows of embedDim values, gamma/beta per column.
 // The row passes run on the row tiles of norm_tiles.cuh (the generic engine is their fallback).
 // The per-column sums dgamma/dbeta of the backward pass are fused into the row pass for rows
-// up to 8192 floats (ln_bwd_fused.cuh) and, across a cluster of up to 4 blocks, up to 16384
+// up to 8192 floats (ln_bwd_fused.cuh) and, across a cluster of up to 8 blocks, up to 65536
 // (ln_bwd_cluster.cuh); longer rows use a separate column reduction. All add in an order fixed
 // by (rows, cols), so they are repeatable bit for bit.
 #include "entry.h"
@@ -177,7 +177,7 @@ int layer_norm_bwd(void* stream, uint32_t rows, uint32_t cols, const float* dy, 
   if (ln_bwd_fused_tiled(s, scratch, rows, cols, dy, xhat, inv_std, gamma, dx, dgamma, dbeta)) {
     return launch_status();
   }
-  // Rows up to 4 blocks' registers (16K floats): the same, across a cluster (ln_bwd_cluster.cuh).
+  // Rows up to 8 blocks' registers (64K floats): the same, across a cluster (ln_bwd_cluster.cuh).
   if (ln_bwd_clustered(s, scratch, rows, cols, dy, xhat, inv_std, gamma, dx, dgamma, dbeta)) {
     return launch_status();
   }

@@ -1,8 +1,9 @@
 // layer_norm backward for rows held across a cluster of up to kLnClusterMaxBlocks blocks
-// (8K-16K columns), with dgamma/dbeta fused into the row pass as ln_bwd_fused.cuh does for
+// (8K-64K columns), with dgamma/dbeta fused into the row pass as ln_bwd_fused.cuh does for
 // shorter rows: dy and xhat are read from HBM once. (The row kernel plus the separate column
-// pass move 20 bytes an element for 12: measured on an H200, 0.51-0.57 of copy speed at
-// 16K-64K columns, with the column pass alone at 90% of DRAM bandwidth.)
+// pass, which longer rows still take, move 20 bytes an element for 12: measured on an H200,
+// 0.51-0.57 of copy speed at 16K-64K columns, with the column pass alone at 90% of DRAM
+// bandwidth.)
 //
 // dx is computed as norm_bwd_cluster<false> computes it, on ln_bwd_fused's tile width
 // (kLnFusedUnits units a thread) spread over C blocks (plan_cluster), chosen from cols alone.
@@ -22,13 +23,12 @@ namespace tapecheck_cuda {
 
 // false: rows past the fused tile keep the row kernel and the separate column pass.
 constexpr bool kUseLnCluster = true;
-// Rows needing more blocks than this keep them too. Measured on an H200 in one run, ours/copy
-// against 1.3.1's separate passes: 16K columns (4 blocks) 0.650 against 0.566; 32K (8 x 512
-// threads) 0.510 against 0.545; 64K (8 x 1024) 0.491 against 0.507. With every cluster
-// resident for the whole call, the wide clusters lose more than the column pass costs (fewer
-// multiprocessors in use: 240 of 264 block slots at 32K, 120 of 132 at 64K; and a cluster's
-// blocks wait on each other every row, with no other cluster's loads to overlap).
-constexpr unsigned kLnClusterMaxBlocks = 4;
+// Rows needing more blocks than this keep them too. With a cluster barrier a row (up to
+// kernels 1.5.1), clusters of 8 lost to the separate passes on an H200 (ours/copy, one run: 32K
+// columns, 8 x 512 threads, 0.510 against 0.545; 64K, 8 x 1024, 0.491 against 0.507), so the
+// limit was 4. With the mailbox exchange (row_cluster.cuh) they win (one run, 2 repeats): 32K
+// 0.698-0.701 against 0.560-0.563, 64K 0.653-0.655 against 0.542.
+constexpr unsigned kLnClusterMaxBlocks = kMaxCluster;
 // The next row's L2 prefetch (row_cluster.cuh). Measured on an H200 at 16K / 32K / 64K
 // columns (with one cluster more than fit, which doubled both times): 0.359 / 0.306 / 0.259 of
 // copy speed without, 0.407 / 0.329 / 0.272 with (tools/bench/results/

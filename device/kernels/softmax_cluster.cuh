@@ -113,7 +113,7 @@ __global__ void __launch_bounds__(1024, 1)
 template <bool kLog, int kNmax4>
 bool softmax_fwd_clustered(cudaStream_t s, size_t rows, uint32_t cols, const float* x, float* y) {
   ClusterTile ct;
-  if (!plan_cluster(cols, kNmax4, ct)) return false;
+  if (!plan_cluster(cols, kNmax4, ct, kClusterNarrowThreads)) return false;
   if (ct.V == 4) {
     if (aligned16(x) && aligned16(y)) {
       return launch_cluster(softmax_fwd_cluster<kLog, kNmax4, 4, true>, ct, rows, s, x, y, rows, cols);

@@ -23,7 +23,9 @@ const tapecheck_kernels_v1 kTable = {
     // 1.5.1: 1.5.0 with k = 1's lane groups sized for 4 units a lane, at least 8 lanes.
     // 1.6.0: 1.5.1 with the cluster kernels' block partials pushed into each block's mailbox
     //        with st.async instead of exchanged behind a cluster barrier (row_cluster.cuh).
-    /*version=*/"1.6.0",
+    // 1.6.1: 1.6.0 with layer_norm_bwd's fused clusters up to 8 blocks (64K columns), and
+    //        256-thread cluster blocks for the softmax family's forward and cross-entropy.
+    /*version=*/"1.6.1",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,
