@@ -1,17 +1,18 @@
 // The softmax forward's two reductions (m = max x, then s = sum exp(x - m)) done as one, for
 // rows held across a cluster (softmax, log-softmax and cross-entropy forward). A long row's
 // threads wait on barriers and on the exchange between blocks (row_cluster.cuh), not on
-// arithmetic: two reductions a row cost two block barriers and two exchanges, during which none
-// of the row's loads are in flight; this costs one of each. (Rows within one block keep the two reductions: measured on
-// an H200, this way was up to 0.03 of copy speed slower there, at 16K columns.)
+// arithmetic: two reductions a row cost two block barriers and two exchanges, during which
+// none of the row's loads are in flight; this costs one of each. (Rows within one block keep
+// the two reductions: measured on an H200, this way was up to 0.03 of copy speed slower there,
+// at 16K columns.)
 //
 // Each warp first takes its own maximum m_w with shuffles (no barrier) and sums e = exp(x - m_w)
 // over its entries as exp_of_diff does with the row's maximum. The warps' parts (m_w, s_w) are
-// then combined behind one barrier and one exchange: m = max m_w, s = sum_w s_w * exp(m_w - m), the factor in
-// double. In real arithmetic exp(x - m_w) * exp(m_w - m) = exp(x - m), so each term is still
-// one float exp of an exact difference and the rescaling adds double roundings only; softmax
-// then writes e * (exp(m_w - m) / s), the factor rounded once to float: two roundings, as
-// e * (1/s) had.
+// then combined behind one barrier and one exchange: m = max m_w, s = sum_w s_w * exp(m_w - m),
+// the factor in double. In real arithmetic exp(x - m_w) * exp(m_w - m) = exp(x - m), so each
+// term is still one float exp of an exact difference and the rescaling adds double roundings
+// only; softmax then writes e * (exp(m_w - m) / s), the factor rounded once to float: two
+// roundings, as e * (1/s) had.
 //
 // Every combination runs in an order fixed by the tile (a butterfly over the parts' lanes, the
 // same in every warp), so every thread of the row gets identical bits, and a row's result still

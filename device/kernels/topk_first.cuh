@@ -18,10 +18,10 @@ namespace tapecheck_cuda {
 
 // Streaming teams (topk_teams.cuh): each thread keeps the largest key it has seen and the first
 // index holding it, visiting its entries in increasing index order; the team combines them
-// (largest key, then lowest index), and the row is written without being read again. A lane group of a warp
-// takes rows of up to kGroupMaxCols (topk_mask.cu), one unit or a few a lane; a block, longer
-// rows. Rows are read in units of 4 floats (kVec: cols % 4 == 0 and 16-byte aligned pointers)
-// or of 1.
+// (largest key, then lowest index), and the row is written without being read again. A lane
+// group of a warp takes rows of up to kGroupMaxCols (topk_mask.cu), one unit or a few a lane;
+// a block, longer rows. Rows are read in units of 4 floats (kVec: cols % 4 == 0 and 16-byte
+// aligned pointers) or of 1.
 constexpr unsigned kFirstMaxThreads = 1024;
 constexpr unsigned kFirstUnitsPerThread = 4;  // loads a thread has in flight
 
@@ -98,7 +98,8 @@ __global__ void __launch_bounds__(kBlock)
        first_row += static_cast<size_t>(gridDim.x) * kRowsPerBlock) {
     const size_t row = first_row + threadIdx.x / G;
     const bool live = row < rows;
-    FirstLargest f = scan_units<kVec>(x + (live ? row * cols : 0), live ? units : 0u, team.member, G);
+    const FirstLargest f =
+        scan_units<kVec>(x + (live ? row * cols : 0), live ? units : 0u, team.member, G);
     const uint32_t best = team.max(f.key);
     const uint32_t first = team.min(f.key == best ? f.index : ~0u);
     if (live) write_units<kVec>(mask + row * cols, units, team.member, G, first);
