@@ -25,7 +25,10 @@ const tapecheck_kernels_v1 kTable = {
     //        with st.async instead of exchanged behind a cluster barrier (row_cluster.cuh).
     // 1.6.1: 1.6.0 with layer_norm_bwd's fused clusters up to 8 blocks (64K columns), and
     //        256-thread cluster blocks for the softmax family's forward and cross-entropy.
-    /*version=*/"1.6.1",
+    // 1.7.0: 1.6.1 with topk_mask's T for 2 <= k <= 16 by sorting networks on rows held in
+    //        registers (topk_sorted.cu): up to 32 columns a thread a row, staged through
+    //        shared memory; up to 512 lane groups; up to 16K blocks, for k <= 8.
+    /*version=*/"1.7.0",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,

@@ -13,27 +13,11 @@
 #include "topk_first.cuh"
 #include "topk_histogram.h"
 #include "topk_select.cuh"
+#include "topk_sorted.h"
 #include "topk_stream.cuh"
 
 namespace tapecheck_cuda {
 namespace {
-
-// key[i] = the key of entry member + i * stride, 0 past `cols`. Rows that fill every slot (all
-// of the benchmark's) load without a bounds test per entry.
-template <int VPT>
-__device__ __forceinline__ void load_keys(uint32_t (&key)[VPT], const float* xr, uint32_t member,
-                                          uint32_t stride, uint32_t cols) {
-  if (member + static_cast<uint32_t>(VPT - 1) * stride < cols) {
-#pragma unroll
-    for (int i = 0; i < VPT; ++i) key[i] = rank_key(xr[member + static_cast<uint32_t>(i) * stride]);
-  } else {
-#pragma unroll
-    for (int i = 0; i < VPT; ++i) {
-      const uint32_t j = member + static_cast<uint32_t>(i) * stride;
-      key[i] = j < cols ? rank_key(xr[j]) : 0u;
-    }
-  }
-}
 
 // The shortcut of topk_select.cuh that bounds T by the members' maxima pays for its own search
 // only when each member holds several entries.
@@ -161,6 +145,8 @@ int topk_mask(void* stream, uint32_t rows, uint32_t cols, uint32_t k, const floa
     const bool vec = cols % 4 == 0 && aligned16(x) && aligned16(mask);
     return vec ? launch_first<true>(s, rows, cols, x, mask) : launch_first<false>(s, rows, cols, x, mask);
   }
+  int status = 0;
+  if (topk_sorted_plan(s, rows, cols, k, x, mask, status)) return status;
   if (cols <= kGroupMaxCols) {
     if (launch_group_plan(s, rows, cols, k, x, mask) != 0) return 1;
   } else if (split) {

@@ -86,15 +86,52 @@ __device__ uint32_t bound_from_maxima(Team& team, const uint32_t (&chunk_max)[kC
   return ::max(low, bound);
 }
 
-// Selects and writes the mask of one row. key[i] is entry member + i * team.size (0 past the
-// row's end); `live` is false for a team without a row (it still joins the collectives).
+// Writes the mask of one row, given t and `done` from a search: with `done`, exactly k keys are
+// >= t; without it, t == T (the k-th largest key). key[i] is entry member + i * team.size (0
+// past the row's end); `live` is false for a team without a row (it still joins the
+// collectives).
 template <int VPT, class Team>
-__device__ void topk_row(Team& team, const uint32_t (&key)[VPT], uint32_t cols, uint32_t k,
-                         bool bound_allowed, bool live, float* mask_row) {
+__device__ void write_row_mask(Team& team, const uint32_t (&key)[VPT], uint32_t cols, uint32_t k,
+                               uint32_t t, bool done, bool live, float* mask_row) {
   const bool full = live && team.member + static_cast<uint32_t>(VPT - 1) * team.size < cols;
   auto in_row = [&](int i) {
     return full || (live && team.member + static_cast<uint32_t>(i) * team.size < cols);
   };
+  // Without `done`, t == T and more than k keys are >= T: ties at T (NaNs, when fewer than k
+  // entries are numbers). The keys == T are then kept in index order, `need` of them.
+  uint32_t need = 0, equal = 0;
+  if (!team.all(done)) {
+    uint32_t mine_equal = 0;
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) mine_equal += (in_row(i) && key[i] == t) ? 1u : 0u;
+    equal = team.sum(mine_equal);
+    need = k - team.count_at_least(key, t + 1u);  // t <= 0xff800000: no overflow
+  }
+  const bool keep_all_equal = done || need == equal;  // then the kept keys are those >= t
+  if (team.all(keep_all_equal)) {
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) {
+      if (in_row(i)) mask_row[team.member + static_cast<uint32_t>(i) * team.size] = key[i] >= t ? 1.0f : 0.0f;
+    }
+    return;
+  }
+  // Some team of the warp (or the block) ranks its keys == t by index; all join the collectives.
+  uint32_t equal_before = 0;
+#pragma unroll
+  for (int i = 0; i < VPT; ++i) {
+    const bool in = in_row(i);
+    const bool eq = in && key[i] == t;
+    const uint32_t r = equal_before + team.rank(eq);
+    equal_before += team.count(eq);
+    const bool keep = key[i] > t || (eq && (keep_all_equal || r < need));
+    if (in) mask_row[team.member + static_cast<uint32_t>(i) * team.size] = keep ? 1.0f : 0.0f;
+  }
+}
+
+// Searches T and writes the mask of one row (arguments as write_row_mask's).
+template <int VPT, class Team>
+__device__ void topk_row(Team& team, const uint32_t (&key)[VPT], uint32_t cols, uint32_t k,
+                         bool bound_allowed, bool live, float* mask_row) {
   // Maxima of kChunks interleaved chunks of each member's slots (0 for a chunk of padding), and
   // the smallest key: T is at least that (k < cols). Padding (key 0) leaves the maxima alone
   // and can only lower the smallest key, which stays a bound.
@@ -150,35 +187,7 @@ __device__ void topk_row(Team& team, const uint32_t (&key)[VPT], uint32_t cols, 
     t = search_down(team, start, k, done, [&](uint32_t c) { return team.count_at_least(key, c); });
   }
 
-  // Without `done`, t == T and more than k keys are >= T: ties at T (NaNs, when fewer than k
-  // entries are numbers). The keys == T are then kept in index order, `need` of them.
-  uint32_t need = 0, equal = 0;
-  if (!team.all(done)) {
-    uint32_t mine_equal = 0;
-#pragma unroll
-    for (int i = 0; i < VPT; ++i) mine_equal += (in_row(i) && key[i] == t) ? 1u : 0u;
-    equal = team.sum(mine_equal);
-    need = k - team.count_at_least(key, t + 1u);  // t <= 0xff800000: no overflow
-  }
-  const bool keep_all_equal = done || need == equal;  // then the kept keys are those >= t
-  if (team.all(keep_all_equal)) {
-#pragma unroll
-    for (int i = 0; i < VPT; ++i) {
-      if (in_row(i)) mask_row[team.member + static_cast<uint32_t>(i) * team.size] = key[i] >= t ? 1.0f : 0.0f;
-    }
-    return;
-  }
-  // Some team of the warp (or the block) ranks its keys == t by index; all join the collectives.
-  uint32_t equal_before = 0;
-#pragma unroll
-  for (int i = 0; i < VPT; ++i) {
-    const bool in = in_row(i);
-    const bool eq = in && key[i] == t;
-    const uint32_t r = equal_before + team.rank(eq);
-    equal_before += team.count(eq);
-    const bool keep = key[i] > t || (eq && (keep_all_equal || r < need));
-    if (in) mask_row[team.member + static_cast<uint32_t>(i) * team.size] = keep ? 1.0f : 0.0f;
-  }
+  write_row_mask(team, key, cols, k, t, done, live, mask_row);
 }
 
 }  // namespace tapecheck_cuda

@@ -105,7 +105,10 @@ std::uint32_t rowsFor(std::uint32_t cols) {
 }
 
 std::vector<std::uint32_t> ksFor(std::uint32_t cols) {
-  std::vector<std::uint32_t> ks = {0, 1, 2, 7, 8, 31, 32, 33, 64, 65, 1023, 1025, cols / 2, cols - 1, cols, cols + 5};
+  // Each side of the sorted plans' list lengths (2, 4, 8, 16; k == length needs no final sort)
+  // and of their limit, kSortedMaxK = 16.
+  std::vector<std::uint32_t> ks = {0,  1,  2,  3,  4,  5,  7,    8,    15,       16,       17,
+                                   31, 32, 33, 64, 65, 1023, 1025, cols / 2, cols - 1, cols, cols + 5};
   std::sort(ks.begin(), ks.end());
   ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
   ks.erase(std::remove_if(ks.begin(), ks.end(), [&](std::uint32_t k) { return k > cols + 5; }), ks.end());
