@@ -25,7 +25,7 @@ namespace {
 constexpr uint32_t kSoloMaxCols = 32;
 constexpr uint32_t kSortedGroupMaxCols = 512;
 constexpr uint32_t kSortedMaxCols = 16384;
-// Block rows: 16 keys a thread. 32 (at most 512 threads, up to 123 registers) ran 0.03-0.11
+// Block rows: 16 keys a thread. 32 (at most 512 threads, up to 128 registers) ran 0.02-0.12
 // slower at k = 2 and 8. Lists of 16 (k > 8) cost more than the bit search there: 0.45-0.52 of
 // copy bandwidth against 0.52-0.70, so those k keep it.
 constexpr int kSortedBlockSlots = 16;
