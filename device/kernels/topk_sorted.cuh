@@ -41,15 +41,15 @@ __device__ __forceinline__ void merge_across_lanes(uint32_t (&list)[K], unsigned
   }
 }
 
-// The k-th largest of `lanes` lanes' lists (lanes a power of two, the same on every lane of
-// the warp): merges up to the last level, where only the k-th is needed.
-template <int K>
-__device__ __forceinline__ uint32_t kth_across_lanes(uint32_t (&list)[K], unsigned lanes, uint32_t k) {
-  if (lanes == 1) return kth_of_sorted(list, k);
-  merge_across_lanes(list, lanes / 2);
+// The k-th largest of a lane group's lists (kLanes >= 2 lanes, a power of two): the butterfly up
+// to its last level, where only the k-th is needed.
+template <unsigned kLanes, int K>
+__device__ __forceinline__ uint32_t kth_across_lanes(uint32_t (&list)[K], uint32_t k) {
+  static_assert(kLanes >= 2 && (kLanes & (kLanes - 1)) == 0, "a group of lanes to merge");
+  merge_across_lanes(list, kLanes / 2);
   uint32_t other[K];
 #pragma unroll
-  for (int j = 0; j < K; ++j) other[j] = __shfl_xor_sync(kFullWarp, list[j], lanes / 2);
+  for (int j = 0; j < K; ++j) other[j] = __shfl_xor_sync(kFullWarp, list[j], kLanes / 2);
   return kth_of_two(list, other, k);
 }
 
@@ -71,7 +71,7 @@ __device__ __forceinline__ uint32_t kth_largest_sorted(const LaneTeam<G>&, const
     return kth_of_two(list, last, k);
   } else {
     top_of_slots<K, VPT, 0>(key, list);
-    return kth_across_lanes(list, G, k);
+    return kth_across_lanes<G>(list, k);
   }
 }
 
