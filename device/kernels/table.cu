@@ -28,7 +28,9 @@ const tapecheck_kernels_v1 kTable = {
     // 1.7.0: 1.6.1 with topk_mask's T for 2 <= k <= 16 by sorting networks on rows held in
     //        registers (topk_sorted.cu): up to 32 columns a thread a row, staged through
     //        shared memory; up to 512 lane groups; up to 16K blocks, for k <= 8.
-    /*version=*/"1.7.0",
+    // 1.8.0: 1.7.0 with topk_mask's rows of 16K-64K columns, k <= 8, held across a cluster
+    //        (topk_sorted_cluster.cu), and every tournament running all its rounds.
+    /*version=*/"1.8.0",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,

@@ -147,6 +147,7 @@ int topk_mask(void* stream, uint32_t rows, uint32_t cols, uint32_t k, const floa
     return vec ? launch_first<true>(s, rows, cols, x, mask) : launch_first<false>(s, rows, cols, x, mask);
   }
   int status = 0;
+  if (topk_sorted_cluster_plan(s, rows, cols, k, x, mask, status)) return status;
   if (topk_sorted_plan(s, rows, cols, k, x, mask, status)) return status;
   if (cols <= kGroupMaxCols) {
     if (launch_group_plan(s, rows, cols, k, x, mask) != 0) return 1;

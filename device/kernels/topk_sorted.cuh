@@ -81,6 +81,12 @@ __device__ __forceinline__ uint32_t kth_largest_sorted(const LaneTeam<G>&, const
 // on every lane. A round costs about K + 6 instructions where a butterfly level of
 // merge_across_lanes costs 2K + K log K, and a warp needs k rounds against 5 levels: in block
 // rows of 1K-16K columns, k = 8, 0.64-0.77 of copy bandwidth against 0.54-0.74 (H200).
+//
+// Callers run all K rounds and select the first k results, never `if (r < k) pop_largest`:
+// with that branch around the warp reduction, ptxas (CUDA 13.0, sm_90) if-converted the last
+// round of a cluster kernel into a reduction predicated on a register that nothing had set, so
+// some lanes skipped it; at k = 8 the kernel then hung or stopped on an illegal instruction,
+// on some rows only (topk_sorted_cluster.cu; the SASS is in the 1.8.0 candidates' notes).
 template <int K>
 __device__ __forceinline__ uint32_t pop_largest(uint32_t (&list)[K]) {
   const uint32_t m = __reduce_max_sync(kFullWarp, list[0]);
@@ -99,32 +105,59 @@ struct SortedBlockScratch {
   uint32_t list[2][kSortedMaxK][32];
 };
 
-// T of a block team's row. Every thread of the block calls it; `parity` alternates by row.
+// The warps' lists of a block team's row, gathered: afterwards lane w of every warp holds warp
+// w's k largest keys (descending, zeros past k; lanes past the last warp all zeros). Every
+// thread of the block calls it; `parity` alternates by row.
 template <int K, int VPT>
-__device__ __forceinline__ uint32_t kth_largest_sorted(const BlockTeam& team, SortedBlockScratch& s,
-                                                       unsigned parity, const uint32_t (&key)[VPT],
-                                                       uint32_t k) {
+__device__ __forceinline__ void gather_warp_lists(const BlockTeam& team, SortedBlockScratch& s,
+                                                  unsigned parity, const uint32_t (&key)[VPT],
+                                                  uint32_t k, uint32_t (&list)[K]) {
   static_assert(K <= VPT && K <= static_cast<int>(kSortedMaxK), "lists fit");
-  uint32_t list[K];
   top_of_slots<K, VPT, 0>(key, list);
   // The warp's k largest (the rest of its K largest cannot rank in the row's k: zeros).
   uint32_t top[K];
 #pragma unroll
-  for (int r = 0; r < K; ++r) top[r] = static_cast<uint32_t>(r) < k ? pop_largest(list) : 0u;
+  for (int r = 0; r < K; ++r) {  // every round, whatever k (pop_largest: why)
+    const uint32_t m = pop_largest(list);
+    top[r] = static_cast<uint32_t>(r) < k ? m : 0u;
+  }
   if (team.lane == 0) {
 #pragma unroll
     for (int j = 0; j < K; ++j) s.list[parity][j][team.warp] = top[j];
   }
   __syncthreads();
-  // Lane w holds warp w's list, lanes past the last warp none (zeros).
 #pragma unroll
   for (int j = 0; j < K; ++j) list[j] = team.lane < team.warps ? s.list[parity][j][team.lane] : 0u;
+}
+
+// T of a block team's row. Every thread of the block calls it; `parity` alternates by row.
+template <int K, int VPT>
+__device__ __forceinline__ uint32_t kth_largest_sorted(const BlockTeam& team, SortedBlockScratch& s,
+                                                       unsigned parity, const uint32_t (&key)[VPT],
+                                                       uint32_t k) {
+  uint32_t list[K];
+  gather_warp_lists<K>(team, s, parity, key, k, list);
   uint32_t t = 0;
 #pragma unroll
-  for (int r = 0; r < K; ++r) {
-    if (static_cast<uint32_t>(r) < k) t = pop_largest(list);
+  for (int r = 0; r < K; ++r) {  // every round, whatever k (pop_largest: why)
+    const uint32_t m = pop_largest(list);
+    if (static_cast<uint32_t>(r) + 1u == k) t = m;
   }
   return t;
+}
+
+// The k largest keys of a block team's row, descending, zeros past k (on every thread).
+template <int K, int VPT>
+__device__ __forceinline__ void block_top_list(const BlockTeam& team, SortedBlockScratch& s,
+                                               unsigned parity, const uint32_t (&key)[VPT],
+                                               uint32_t k, uint32_t (&top)[K]) {
+  uint32_t list[K];
+  gather_warp_lists<K>(team, s, parity, key, k, list);
+#pragma unroll
+  for (int r = 0; r < K; ++r) {  // every round, whatever k (pop_largest: why)
+    const uint32_t m = pop_largest(list);
+    top[r] = static_cast<uint32_t>(r) < k ? m : 0u;
+  }
 }
 
 }  // namespace tapecheck_cuda

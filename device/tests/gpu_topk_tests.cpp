@@ -88,13 +88,14 @@ const std::vector<Pattern>& patterns() {
 }
 
 // Widths around every plan boundary: a thread or a group of lanes per row (up to 512), blocks
-// holding rows in registers (up to 16384), streamed rows (with the histogram kernels for large
-// k) and the split of a few very long rows.
+// holding rows in registers (up to 16384), clusters holding them (small k, up to 65536: 3 to
+// 8 blocks), streamed rows (with the histogram kernels for large k) and the split of a few very
+// long rows.
 const std::vector<std::uint32_t>& widths() {
   static const std::vector<std::uint32_t> w = {2,    3,    5,    8,    16,    17,    31,    32,
                                                33,   64,   100,  128,  255,   256,   257,   511,
                                                512,  513,  1000, 1024, 1025,  2048,  3001,  4096,
-                                               8191, 16384, 16385, 20000, 40000, 65536, 70001};
+                                               8191, 16384, 16385, 20000, 32768, 40000, 57345, 65536, 70001};
   return w;
 }
 
@@ -115,6 +116,26 @@ std::vector<std::uint32_t> ksFor(std::uint32_t cols) {
   return ks;
 }
 
+// Calls topk_mask on x (already on the GPU as xg) and requires every entry to be kept iff its
+// rank is below k. One REQUIRE per call keeps the assertion count readable.
+void requireRankBelowK(const tapecheck_kernels_v1& table, const std::vector<float>& x,
+                       const at::Tensor& xg, const std::vector<std::uint32_t>& rank,
+                       std::uint32_t rows, std::uint32_t cols, std::uint32_t k) {
+  const std::size_t n = x.size();
+  at::Tensor mask = gpuBuffer(n);
+  const int st = table.topk_mask(nullptr, rows, cols, k, xg.data_ptr<float>(), mask.data_ptr<float>());
+  REQUIRE(st == 0);
+  const std::vector<float> got = toHost(mask);
+  for (std::size_t i = 0; i < n; ++i) {
+    const float want = rank[i] < k ? 1.0f : 0.0f;
+    if (got[i] != want) {
+      INFO("row " << i / cols << " col " << i % cols << " x=" << x[i] << " rank " << rank[i]
+                  << ": got " << got[i] << ", want " << want);
+      REQUIRE(got[i] == want);
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("On a GPU, topk_mask keeps exactly the entries of rank below k", "[gpu]") {
@@ -132,23 +153,34 @@ TEST_CASE("On a GPU, topk_mask keeps exactly the entries of rank below k", "[gpu
       const std::vector<std::uint32_t> rank = ranksOf(x, rows, cols);
       const at::Tensor xg = onGpu(x);
       for (std::uint32_t k : ksFor(cols)) {
-        at::Tensor mask = gpuBuffer(n);
-        const int st = table.topk_mask(nullptr, rows, cols, k, xg.data_ptr<float>(),
-                                       mask.data_ptr<float>());
         INFO("[" << rows << "," << cols << "] " << p.name << " k=" << k);
-        REQUIRE(st == 0);
-        const std::vector<float> got = toHost(mask);
+        requireRankBelowK(table, x, xg, rank, rows, cols, k);
         ++calls;
-        for (std::size_t i = 0; i < n; ++i) {
-          const float want = rank[i] < k ? 1.0f : 0.0f;
-          if (got[i] != want) {  // one REQUIRE per call keeps the assertion count readable
-            INFO("row " << i / cols << " col " << i % cols << " x=" << x[i] << " rank " << rank[i]
-                        << ": got " << got[i] << ", want " << want);
-            REQUIRE(got[i] == want);
-          }
-        }
       }
     }
   }
   WARN("topk_mask: " << calls << " calls compared element by element");
+}
+
+// Kernels that hold a row across a cluster keep per-row state in shared memory in two sets,
+// used by row parity (row_cluster.cuh's mailboxes among them). With more than 3 x 1024 rows
+// every cluster (at most 1024) takes at least three rows, so each set is reused.
+TEST_CASE("On a GPU, topk_mask's cluster rows stay exact when clusters take several rows", "[gpu]") {
+  auto kernels = cudaKernelsOrSkip();
+  if (!kernels) return;
+  const tapecheck_kernels_v1& table = *kernels->table;
+  const std::uint32_t rows = 3100, cols = 16385;
+  const std::size_t n = static_cast<std::size_t>(rows) * cols;
+  for (std::size_t pick : {std::size_t{0}, std::size_t{1}}) {  // uniform; four values (ties)
+    const Pattern& p = patterns()[pick];
+    std::mt19937 gen(static_cast<std::uint32_t>(7 + pick));
+    std::vector<float> x(n);
+    for (std::size_t i = 0; i < n; ++i) x[i] = p.value(gen, i / cols, static_cast<std::uint32_t>(i % cols), cols);
+    const std::vector<std::uint32_t> rank = ranksOf(x, rows, cols);
+    const at::Tensor xg = onGpu(x);
+    for (std::uint32_t k : {2u, 5u, 8u}) {
+      INFO("[" << rows << "," << cols << "] " << p.name << " k=" << k);
+      requireRankBelowK(table, x, xg, rank, rows, cols, k);
+    }
+  }
 }
