@@ -8,7 +8,8 @@
 // beyond kStreamMaxK and for a few very long rows, go to the histogram kernels of
 // topk_histogram.cu, which re-read the row once per pass. k = 1 streams its rows through lane
 // groups or blocks (topk_first.cuh), but for the split of a few very long rows. For 2 <= k <= 16
-// the sorting-network plans of topk_sorted.cu come first where they measured faster.
+// the sorting-network plans of topk_sorted.cu (and, for k <= 8 on rows of 16K-64K,
+// topk_sorted_cluster.cu) come first where they measured faster.
 #include "common.cuh"
 #include "entry.h"
 #include "topk_first.cuh"
