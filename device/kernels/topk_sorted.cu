@@ -14,8 +14,6 @@
 //     thread, merged by a tournament within each warp and once more across the warps' lists,
 //     through shared memory.
 // Other rows go to topk_mask.cu's search plans.
-#include <type_traits>
-
 #include "topk_sorted.cuh"
 #include "topk_sorted.h"
 
@@ -138,29 +136,6 @@ __global__ void __launch_bounds__(kSortedBlockMaxThreads)
     const uint32_t t = kth_largest_sorted<K, VPT>(team, lists, parity, key, k);
     const bool done = team.count_at_least(key, t) == k;
     write_row_mask(team, key, cols, k, t, done, true, mask + row * cols);
-  }
-}
-
-template <int N>
-using Int = std::integral_constant<int, N>;
-
-// Calls launch(Int<K>) for K = the list length of k, when K <= kMaxK; false when there is none.
-template <int kMaxK, class Launch>
-bool with_list_length(uint32_t k, Launch launch) {
-  auto go = [&](auto list_length) {
-    if constexpr (decltype(list_length)::value <= kMaxK) {
-      launch(list_length);
-      return true;
-    } else {
-      return false;
-    }
-  };
-  switch (sorted_list_length(k)) {
-    case 2: return go(Int<2>{});
-    case 4: return go(Int<4>{});
-    case 8: return go(Int<8>{});
-    case 16: return go(Int<16>{});
-    default: return false;
   }
 }
 

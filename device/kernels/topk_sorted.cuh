@@ -18,6 +18,8 @@
 // ranks the ties at T by index otherwise.
 #pragma once
 
+#include <type_traits>
+
 #include "topk_select.cuh"
 #include "topk_sort_net.cuh"
 
@@ -27,6 +29,29 @@ constexpr uint32_t kSortedMaxK = 16;
 
 // The list length for k: the smallest power of two >= k.
 inline uint32_t sorted_list_length(uint32_t k) { return next_pow2(k); }
+
+template <int N>
+using Int = std::integral_constant<int, N>;
+
+// Calls launch(Int<K>) for K = the list length of k, when K <= kMaxK; false when there is none.
+template <int kMaxK, class Launch>
+bool with_list_length(uint32_t k, Launch launch) {
+  auto go = [&](auto list_length) {
+    if constexpr (decltype(list_length)::value <= kMaxK) {
+      launch(list_length);
+      return true;
+    } else {
+      return false;
+    }
+  };
+  switch (sorted_list_length(k)) {
+    case 2: return go(Int<2>{});
+    case 4: return go(Int<4>{});
+    case 8: return go(Int<8>{});
+    case 16: return go(Int<16>{});
+    default: return false;
+  }
+}
 
 // Lists of K (descending) merged by a butterfly of shuffles: afterwards each lane holds the K
 // largest of the lists of its aligned run of `lanes` lanes (a power of two, uniform over the

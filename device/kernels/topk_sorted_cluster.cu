@@ -160,16 +160,10 @@ bool topk_sorted_cluster_plan(cudaStream_t s, size_t rows, uint32_t cols, uint32
   // kClusterSlots entries, less than cols / C + 32 * kClusterSlots, so the last keeps more than
   // cols / C - (C - 1) * 32 * kClusterSlots > share / 2 - share * 7 / 16 entries: far more than k.
   ct.T = static_cast<unsigned>(ceil_div(ceil_div(cols, ct.C * kClusterSlots), 32) * 32);
-  bool launched = false;
-  switch (sorted_list_length(k)) {
-    case 2: launched = launch_cluster_k<2>(s, rows, cols, k, x, mask, ct); break;
-    case 4: launched = launch_cluster_k<4>(s, rows, cols, k, x, mask, ct); break;
-    case 8: launched = launch_cluster_k<8>(s, rows, cols, k, x, mask, ct); break;
-    case 16:
-      if constexpr (kClusterMaxK >= 16) launched = launch_cluster_k<16>(s, rows, cols, k, x, mask, ct);
-      break;
-    default: return false;
-  }
+  bool launched = false;  // a refused cluster launch falls back to the search
+  with_list_length<static_cast<int>(kClusterMaxK)>(k, [&](auto list_length) {
+    launched = launch_cluster_k<decltype(list_length)::value>(s, rows, cols, k, x, mask, ct);
+  });
   if (launched) status = launch_status();
   return launched;
 }
