@@ -149,7 +149,7 @@ struct CeFwdLaunch {
   cudaStream_t s;
   template <bool B, int N, int V>
   void go() const {
-    const unsigned grid = tile_grid(t, rows);
+    const unsigned grid = tile_grid_capped(t, rows);  // a loss partial a block
     if constexpr (V == 4) {  // scalar units have no 16-byte form
       if (vec) {
         ce_fwd_regs<B, N, V, true><<<grid, t.threads, 0, s>>>(x, target, logp, partial, rows, cols, t.T);

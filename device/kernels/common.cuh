@@ -13,9 +13,22 @@ namespace tapecheck_cuda {
 // Every launch uses blocks of this size: reductions and register caches are written for it.
 constexpr unsigned kBlock = 256;
 
-// Grid-stride loops cap the grid at a size-independent bound, so the partition of work (and
-// with it every order of summation) depends only on the problem's sizes, never on the device.
+// Grids are a function of the problem's sizes alone, never of the device, so the partition of
+// work (and with it every order of summation) is too. Every kernel loops grid-stride, so any
+// grid is correct; two sizes are in use:
+// - grid_for caps the grid at kMaxGrid blocks, each looping over several items. Kernels that
+//   write a partial per block keep it (cross-entropy's loss: the partials stay few), and so do
+//   the kernels where it measured faster.
+// - grid_covering gives every block one iteration (up to the hardware's limit). Measured on an
+//   H200 for the register tiles (ours/copy, two runs each, against kernels 1.8.0): 8192 blocks
+//   made whole waves of none of the tiles (softmax forward at 128 columns: 6 blocks of 256
+//   threads fit a multiprocessor, so 10.3 waves of 8 iterations each), and covering grids raised the softmax
+//   family, the norms' forward, batch norm's backward and cross-entropy's backward by up to
+//   0.076 of copy speed, most at 2K-4K columns; cross-entropy's forward lost up to 0.26 (its
+//   loss then has a partial per row group), and the topk_mask plans lost or gained by turns
+//   (tools/bench/results/2026-12-01-h200-1.9.0-candidates/).
 constexpr size_t kMaxGrid = 8192;
+constexpr size_t kMaxCoveringGrid = 0x7fffffff;  // gridDim.x's limit
 
 inline cudaStream_t as_stream(void* stream) { return static_cast<cudaStream_t>(stream); }
 
@@ -27,6 +40,12 @@ inline unsigned grid_for(size_t items, size_t items_per_block) {
   size_t g = (items + items_per_block - 1) / items_per_block;
   if (g == 0) g = 1;
   return static_cast<unsigned>(g < kMaxGrid ? g : kMaxGrid);
+}
+
+inline unsigned grid_covering(size_t items, size_t items_per_block) {
+  size_t g = (items + items_per_block - 1) / items_per_block;
+  if (g == 0) g = 1;
+  return static_cast<unsigned>(g < kMaxCoveringGrid ? g : kMaxCoveringGrid);
 }
 
 __host__ __device__ constexpr unsigned next_pow2(unsigned v) {

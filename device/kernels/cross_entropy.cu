@@ -137,7 +137,7 @@ int cross_entropy_fwd(void* stream, uint32_t outer, uint32_t n, uint32_t inner, 
   }
   if (!done && t.mode != Tile::Stream) {
     // Contiguous slices that fit the register tiles (ce_tiles.cuh).
-    count = tile_grid(t, slices);
+    count = tile_grid_capped(t, slices);  // CeFwdLaunch's grid
     double* gp = scratch.get<double>(count);
     if (gp == nullptr) return 1;
     partials = gp;

@@ -214,7 +214,13 @@ inline Tile plan_tile(uint32_t cols, int nmax4) {
   return t;
 }
 
+// A block for every row group (common.cuh, grid_covering).
 inline unsigned tile_grid(const Tile& t, size_t rows) {
+  return grid_covering(rows, t.mode == Tile::Warp ? t.threads / t.T : 1);
+}
+
+// At most kMaxGrid blocks, for kernels that write a partial per block (common.cuh, grid_for).
+inline unsigned tile_grid_capped(const Tile& t, size_t rows) {
   return grid_for(rows, t.mode == Tile::Warp ? t.threads / t.T : 1);
 }
 

@@ -30,7 +30,10 @@ const tapecheck_kernels_v1 kTable = {
     //        shared memory; up to 512 lane groups; up to 16K blocks, for k <= 8.
     // 1.8.0: 1.7.0 with topk_mask's rows of 16K-64K columns, k <= 8, held across a cluster
     //        (topk_sorted_cluster.cu), and every tournament running all its rounds.
-    /*version=*/"1.8.0",
+    // 1.9.0: 1.8.0 with a block for every row group of the register tiles (softmax family,
+    //        norms, cross-entropy backward) and of topk_mask's k = 1 block rows, where
+    //        the grid was capped at 8192 blocks (common.cuh).
+    /*version=*/"1.9.0",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,
