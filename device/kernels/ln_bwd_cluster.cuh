@@ -194,9 +194,7 @@ inline bool ln_bwd_clustered(cudaStream_t s, Scratch& scratch, size_t rows, uint
                                                                   gamma, dx, partial, rows, cols);
   }
   if (!launched) return false;
-  const unsigned CC = cols < 32 ? next_pow2(cols) : 32u;
-  ln_colsum_finish<<<static_cast<unsigned>(ceil_div(cols, CC)), kBlock, 0, s>>>(partial, G, cols,
-                                                                               CC, dgamma, dbeta);
+  launch_ln_colsum_finish(s, partial, G, cols, dgamma, dbeta);
   return true;
 }
 

@@ -140,9 +140,9 @@ __global__ void __launch_bounds__(kBlockRow ? 1024 : kBlock, kBlockRow ? 1 : 102
   }
 }
 
-// dgamma[j], dbeta[j] from the G partial rows. A block is C columns x (256 / C) lanes (C up to
-// 32, fewer for narrow rows so that more lanes share a column's G terms); lane y adds the
-// partials y, y + L, ... in order, then the lanes are added in order.
+// dgamma[j], dbeta[j] from the G partial rows. A block is C columns x (256 / C) lanes
+// (ln_finish_columns); lane y adds the partials y, y + L, ... in order, then the lanes are
+// added in order.
 __global__ void __launch_bounds__(kBlock)
     ln_colsum_finish(const double2* __restrict__ partial, size_t G, uint32_t cols, unsigned C,
                      float* __restrict__ dgamma, float* __restrict__ dbeta) {
@@ -169,6 +169,28 @@ __global__ void __launch_bounds__(kBlock)
     dgamma[j] = static_cast<float>(sx);
     dbeta[j] = static_cast<float>(s);
   }
+}
+
+// The finish's columns a block, C: a power of two up to 32, as large as keeps at least
+// kFinishMinBlocks blocks, so that narrow rows' partials are added by many multiprocessors
+// rather than a few (from cols alone: the order of the sums stays a function of the shape).
+// Up to kernels 1.9.0, C was 32 from 32 columns on: at 512 columns that made 16 blocks of 8
+// lanes a column, each lane adding 264 partials one after the other, and ncu on an H200 timed
+// the finish at 114 us against 924 us for the row pass
+// (tools/bench/results/2026-12-01-h200-ncu-1.9.0/).
+constexpr size_t kFinishMinBlocks = 264;  // two a multiprocessor of an H200
+
+inline unsigned ln_finish_columns(uint32_t cols) {
+  unsigned c = 32;
+  while (c > 1 && ceil_div(static_cast<size_t>(cols), static_cast<size_t>(c)) < kFinishMinBlocks) c >>= 1;
+  return c;
+}
+
+inline void launch_ln_colsum_finish(cudaStream_t s, const double2* partial, size_t G, uint32_t cols,
+                                    float* dgamma, float* dbeta) {
+  const unsigned C = ln_finish_columns(cols);
+  ln_colsum_finish<<<static_cast<unsigned>(ceil_div(cols, C)), kBlock, 0, s>>>(partial, G, cols, C,
+                                                                              dgamma, dbeta);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -258,9 +280,7 @@ inline bool ln_bwd_fused_tiled(cudaStream_t s, Scratch& scratch, size_t rows, ui
           t, LnFusedLaunch{t, rows, cols, dy, xhat, inv_std, gamma, dx, partial, G, vec, s})) {
     return false;
   }
-  const unsigned C = cols < 32 ? next_pow2(cols) : 32u;
-  ln_colsum_finish<<<static_cast<unsigned>(ceil_div(cols, C)), kBlock, 0, s>>>(partial, G, cols, C,
-                                                                              dgamma, dbeta);
+  launch_ln_colsum_finish(s, partial, G, cols, dgamma, dbeta);
   return true;
 }
 

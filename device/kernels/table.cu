@@ -33,7 +33,9 @@ const tapecheck_kernels_v1 kTable = {
     // 1.9.0: 1.8.0 with a block for every row group of the register tiles (softmax family,
     //        norms, cross-entropy backward) and of topk_mask's k = 1 block rows, where
     //        the grid was capped at 8192 blocks (common.cuh).
-    /*version=*/"1.9.0",
+    // 1.9.1: 1.9.0 with layer_norm_bwd's column sums finished by at least 264 blocks
+    //        (ln_finish_columns), where rows of up to 8K columns had fewer (16 at 512).
+    /*version=*/"1.9.1",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,
