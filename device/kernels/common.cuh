@@ -36,16 +36,19 @@ inline cudaStream_t as_stream(void* stream) { return static_cast<cudaStream_t>(s
 // kernel surfaces at the caller's next synchronization, as with any stream-ordered API.
 inline int launch_status() { return cudaGetLastError() == cudaSuccess ? 0 : 1; }
 
-inline unsigned grid_for(size_t items, size_t items_per_block) {
+// Blocks for `items` at `items_per_block` each (at least one), at most `cap`.
+inline unsigned grid_capped(size_t items, size_t items_per_block, size_t cap) {
   size_t g = (items + items_per_block - 1) / items_per_block;
   if (g == 0) g = 1;
-  return static_cast<unsigned>(g < kMaxGrid ? g : kMaxGrid);
+  return static_cast<unsigned>(g < cap ? g : cap);
+}
+
+inline unsigned grid_for(size_t items, size_t items_per_block) {
+  return grid_capped(items, items_per_block, kMaxGrid);
 }
 
 inline unsigned grid_covering(size_t items, size_t items_per_block) {
-  size_t g = (items + items_per_block - 1) / items_per_block;
-  if (g == 0) g = 1;
-  return static_cast<unsigned>(g < kMaxCoveringGrid ? g : kMaxCoveringGrid);
+  return grid_capped(items, items_per_block, kMaxCoveringGrid);
 }
 
 __host__ __device__ constexpr unsigned next_pow2(unsigned v) {

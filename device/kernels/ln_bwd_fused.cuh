@@ -182,7 +182,7 @@ constexpr size_t kFinishMinBlocks = 264;  // two a multiprocessor of an H200
 
 inline unsigned ln_finish_columns(uint32_t cols) {
   unsigned c = 32;
-  while (c > 1 && ceil_div(static_cast<size_t>(cols), static_cast<size_t>(c)) < kFinishMinBlocks) c >>= 1;
+  while (c > 1 && ceil_div(cols, c) < kFinishMinBlocks) c >>= 1;
   return c;
 }
 

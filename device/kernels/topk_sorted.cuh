@@ -110,8 +110,9 @@ __device__ __forceinline__ uint32_t kth_largest_sorted(const LaneTeam<G>&, const
 // Callers run all K rounds and select the first k results, never `if (r < k) pop_largest`:
 // with that branch around the warp reduction, ptxas (CUDA 13.0, sm_90) if-converted the last
 // round of a cluster kernel into a reduction predicated on a register written only later in a
-// row's code (threadIdx.x != 0, for another round), so some lanes skipped it; at k = 8 the kernel then hung or stopped on an illegal instruction,
-// on some rows only (topk_sorted_cluster.cu; the SASS is in the 1.8.0 candidates' notes).
+// row's code (threadIdx.x != 0, for another round), so some lanes skipped it; at k = 8 the
+// kernel then hung or stopped on an illegal instruction, on some rows only
+// (topk_sorted_cluster.cu; the SASS is in the 1.8.0 candidates' notes).
 template <int K>
 __device__ __forceinline__ uint32_t pop_largest(uint32_t (&list)[K]) {
   const uint32_t m = __reduce_max_sync(kFullWarp, list[0]);
