@@ -34,6 +34,11 @@ constexpr unsigned kLnClusterMaxBlocks = kMaxCluster;
 // copy speed without, 0.407 / 0.329 / 0.272 with (tools/bench/results/
 // 2026-11-30-h200-1.4.0-candidates/).
 constexpr bool kLnClusterPrefetch = true;
+// One row a cluster a turn. Two (one exchange and one accumulator update for both, as
+// ln_bwd_fused's R at 8K) spilled 48 bytes a thread at 64 registers and measured slower on an
+// H200 (ours/copy, 16K / 32K / 64K: 0.77 / 0.71 / 0.66 -> 0.72 / 0.65 / 0.55), as did loading
+// the next row into registers before the current row's exchange (0.68 / 0.61 / 0.55)
+// (tools/bench/results/2026-12-01-h200-kernels-1.9.2-layer-norm-bwd/).
 
 template <int N, int V, bool kVec>
 __global__ void __launch_bounds__(1024, 1)

@@ -39,20 +39,36 @@ constexpr bool kUseLnFused = true;
 // at 512 (a block of 64 threads); warp tiles lost 0.25-0.27 at 32 and 128 columns, so never
 // there.
 constexpr uint32_t kLnFusedPrefetchMinCols = 2048;
+// Block rows of at least this many columns (in effect 8K, the widest the fused tile holds:
+// one 1024-thread block a multiprocessor) take kLnPairRows rows an iteration (the kernel's
+// R). Measured on an H200, two runs each, ours/copy (tools/bench/results/
+// 2026-12-01-h200-kernels-1.9.2-layer-norm-bwd/): 8K 0.72 -> 0.81; from 2K or 4K on it lost
+// there (2K 0.93 -> 0.76, 4K 0.86 -> 0.75), where two or four blocks a multiprocessor already
+// overlap one another's barriers.
+constexpr uint32_t kLnPairMinCols = 8192;
+constexpr int kLnPairRows = 2;
 
 // Every variant is held to 64 registers (1024 resident threads a multiprocessor) so that one
 // wave is a known number of blocks (plan_ln_fused_grid).
-template <bool kBlockRow, int N, int V, bool kVec>
+//
+// A row's two sums reduce together (row_sums: one barrier pair, not two). R > 1 (block rows
+// only): a block takes R consecutive rows an iteration, which reduce together (one barrier
+// pair for the 2R sums), and a column adds the R rows' terms in registers before its one
+// update of the shared accumulators. ncu at 8K columns (1.9.0, then 1.9.2): short-scoreboard
+// stalls (waits on the accumulators in shared memory) 4.6 -> 1.8 cycles an instruction, DRAM
+// 50% -> 60% of peak.
+template <bool kBlockRow, int N, int V, bool kVec, int R>
 __global__ void __launch_bounds__(kBlockRow ? 1024 : kBlock, kBlockRow ? 1 : 1024 / kBlock)
     ln_bwd_fused(const float* __restrict__ dy, const float* __restrict__ xhat,
                  const float* __restrict__ inv_std, const float* __restrict__ gamma,
                  float* __restrict__ dx, double2* __restrict__ partial, size_t rows,
                  uint32_t cols, unsigned T) {
-  __shared__ double ssum[2][32];
+  static_assert(R == 1 || kBlockRow, "warp tiles take one row a slot");
+  __shared__ double ssum[2 * R][32];
   extern __shared__ double acc[];  // [2][N][V][blockDim.x]
   const unsigned threads = blockDim.x;
   const unsigned lane = kBlockRow ? threadIdx.x : (threadIdx.x & (T - 1));
-  const size_t per_iter = kBlockRow ? 1 : threads / T;
+  const size_t per_iter = kBlockRow ? R : threads / T;
   const size_t slot = kBlockRow ? 0 : threadIdx.x / T;
   const double n = static_cast<double>(cols);
   // This thread's accumulator of (sum s, unit i, component k).
@@ -69,18 +85,25 @@ __global__ void __launch_bounds__(kBlockRow ? 1024 : kBlock, kBlockRow ? 1 : 102
   }
 
   for (size_t first = blockIdx.x * per_iter; first < rows; first += gridDim.x * per_iter) {
-    const size_t row = first + slot;
-    const bool live = row < rows;
-    const size_t base = row * cols;
-    const float istd = live ? __ldg(inv_std + row) : 0.0f;
-    float d[N][V], h[N][V];
-    double s_g = 0.0, s_gx = 0.0;
+    // Row r of the iteration is first + slot + r; a row past the last (R > 1 only) is zeros,
+    // which add nothing to the column sums.
+    bool live[R];
+    float istd[R], d[R][N][V], h[R][N][V];
 #pragma unroll
-    for (int i = 0; i < N; ++i) {
-      const size_t j = static_cast<size_t>(i * T + lane) * V;
-      if (live && j < cols) {
-        load_unit<V, kVec>(dy, base + j, d[i]);
-        load_unit<V, kVec>(xhat, base + j, h[i]);
+    for (int r = 0; r < R; ++r) {
+      const size_t row = first + slot + r;
+      live[r] = row < rows;
+      istd[r] = live[r] ? __ldg(inv_std + row) : 0.0f;
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        const size_t j = static_cast<size_t>(i * T + lane) * V;
+        if (live[r] && j < cols) {
+          load_unit<V, kVec>(dy, row * cols + j, d[r][i]);
+          load_unit<V, kVec>(xhat, row * cols + j, h[r][i]);
+        } else if constexpr (R > 1) {
+#pragma unroll
+          for (int k = 0; k < V; ++k) d[r][i][k] = h[r][i][k] = 0.0f;
+        }
       }
     }
     const size_t next = first + gridDim.x * per_iter;  // this block's next rows
@@ -88,50 +111,72 @@ __global__ void __launch_bounds__(kBlockRow ? 1024 : kBlock, kBlockRow ? 1 : 102
       prefetch_rows<kVec && kBlockRow>(dy, next, per_iter, rows, cols);
       prefetch_rows<kVec && kBlockRow>(xhat, next, per_iter, rows, cols);
     }
+    double sums[2 * R] = {};  // per row: sum g, sum g * xhat
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * T + lane) * V;
-      if (live && j < cols) {
-        float gm[V], g[V], gx[V];
+      if (live[0] && j < cols) {
+        float gm[V];
         load_unit<V, kVec>(gamma, j, gm);
 #pragma unroll
-        for (int k = 0; k < V; ++k) {
-          g[k] = d[i][k] * gm[k];
-          gx[k] = g[k] * h[i][k];
-          const double dd = static_cast<double>(d[i][k]);
-          at(0, i, k) = fma(dd, static_cast<double>(h[i][k]), at(0, i, k));
-          at(1, i, k) += dd;
+        for (int r = 0; r < R; ++r) {
+          float g[V], gx[V];
+#pragma unroll
+          for (int k = 0; k < V; ++k) {
+            g[k] = d[r][i][k] * gm[k];
+            gx[k] = g[k] * h[r][i][k];
+          }
+          sums[2 * r] += static_cast<double>(unit_sum<V>(g));
+          sums[2 * r + 1] += static_cast<double>(unit_sum<V>(gx));
         }
-        s_g += static_cast<double>(unit_sum<V>(g));
-        s_gx += static_cast<double>(unit_sum<V>(gx));
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          // The rows' terms in rows' order: the products are exact in double, so with R = 1
+          // this is the single rounding of fma(dy, xhat, acc).
+          double p = static_cast<double>(d[0][i][k]) * static_cast<double>(h[0][i][k]);
+          double q = static_cast<double>(d[0][i][k]);
+#pragma unroll
+          for (int r = 1; r < R; ++r) {
+            p = fma(static_cast<double>(d[r][i][k]), static_cast<double>(h[r][i][k]), p);
+            q += static_cast<double>(d[r][i][k]);
+          }
+          at(0, i, k) += p;
+          at(1, i, k) += q;
+        }
       }
     }
-    const float mean_g = static_cast<float>(row_sum<kBlockRow>(s_g, T, ssum[0]) / n);
-    const float mean_gx = static_cast<float>(row_sum<kBlockRow>(s_gx, T, ssum[1]) / n);
+    row_sums<kBlockRow, 2 * R>(sums, T, ssum);  // the same bits as a row_sum call each
 #pragma unroll
-    for (int i = 0; i < N; ++i) {
-      const size_t j = static_cast<size_t>(i * T + lane) * V;
-      if (live && j < cols) {
-        float gm[V], o[V];
-        load_unit<V, kVec>(gamma, j, gm);
+    for (int r = 0; r < R; ++r) {
+      const size_t base = (first + slot + r) * cols;
+      const float mean_g = static_cast<float>(sums[2 * r] / n);
+      const float mean_gx = static_cast<float>(sums[2 * r + 1] / n);
 #pragma unroll
-        for (int k = 0; k < V; ++k) {
-          const float g = d[i][k] * gm[k];
-          o[k] = istd * fmaf(-h[i][k], mean_gx, g - mean_g);
+      for (int i = 0; i < N; ++i) {
+        const size_t j = static_cast<size_t>(i * T + lane) * V;
+        if (live[r] && j < cols) {
+          float gm[V], o[V];
+          load_unit<V, kVec>(gamma, j, gm);
+#pragma unroll
+          for (int k = 0; k < V; ++k) {
+            const float g = d[r][i][k] * gm[k];
+            o[k] = istd[r] * fmaf(-h[r][i][k], mean_gx, g - mean_g);
+          }
+          store_unit<V, kVec>(dx, base + j, o);
         }
-        store_unit<V, kVec>(dx, base + j, o);
       }
     }
   }
 
   // The block's partial row: column c is component k of unit u = c / V, held by lane u % T
-  // as its unit u / T, in each of the per_iter row slots (added in slot order).
+  // as its unit u / T, in each of the row slots of a warp tile (added in slot order).
+  const size_t slots = kBlockRow ? 1 : threads / T;
   __syncthreads();
   for (uint32_t c = threadIdx.x; c < cols; c += threads) {
     const unsigned u = c / V, k = c % V;
     const unsigned i = u / T, l = u % T;
     double sx = 0.0, s = 0.0;
-    for (size_t q = 0; q < per_iter; ++q) {
+    for (size_t q = 0; q < slots; ++q) {
       const size_t t = q * T + l;
       sx += acc[((0u * N + i) * V + k) * threads + t];
       s += acc[((1u * N + i) * V + k) * threads + t];
@@ -219,8 +264,13 @@ inline Tile plan_ln_fused_tile(uint32_t cols) {
   return t;
 }
 
-inline size_t plan_ln_fused_grid(const Tile& t, size_t rows) {
-  const size_t per_iter = t.mode == Tile::Warp ? t.threads / t.T : 1;
+// Rows a block row's iteration takes (the kernel's R), from cols alone.
+inline int ln_fused_rows_per_iter(const Tile& t, uint32_t cols) {
+  return t.mode == Tile::Block && cols >= kLnPairMinCols ? kLnPairRows : 1;
+}
+
+inline size_t plan_ln_fused_grid(const Tile& t, size_t rows, int R) {
+  const size_t per_iter = t.mode == Tile::Warp ? t.threads / t.T : static_cast<size_t>(R);
   const size_t iters = ceil_div(rows, per_iter);
   const size_t wave = kAssumedSMs * (1024 / t.threads);
   const size_t g = iters < wave ? iters : wave;
@@ -235,12 +285,13 @@ struct LnFusedLaunch {
   float* dx;
   double2* partial;
   size_t grid;
+  int R;
   bool vec;
   cudaStream_t s;
-  template <bool B, int N, int V, bool kVec>
-  void launch() const {
+  template <bool B, int N, int V, bool kVec, int kR>
+  void launch_as() const {
     const size_t smem = sizeof(double) * 2 * N * V * t.threads;
-    auto k = ln_bwd_fused<B, N, V, kVec>;
+    auto k = ln_bwd_fused<B, N, V, kVec, kR>;
     // The limit is a property of the kernel shared by every host thread, so it is raised to
     // what this instantiation can need at most (1024 threads), the same value from every
     // caller: raising it to this launch's own need let another thread lower it between the
@@ -252,6 +303,16 @@ struct LnFusedLaunch {
                            static_cast<int>(kMostSmem));
     k<<<static_cast<unsigned>(grid), t.threads, smem, s>>>(dy, xhat, inv_std, gamma, dx, partial,
                                                           rows, cols, t.T);
+  }
+  template <bool B, int N, int V, bool kVec>
+  void launch() const {
+    if constexpr (B) {
+      if (R == kLnPairRows) {
+        launch_as<B, N, V, kVec, kLnPairRows>();
+        return;
+      }
+    }
+    launch_as<B, N, V, kVec, 1>();
   }
   template <bool B, int N, int V>
   void go() const {
@@ -272,12 +333,13 @@ inline bool ln_bwd_fused_tiled(cudaStream_t s, Scratch& scratch, size_t rows, ui
                                const float* gamma, float* dx, float* dgamma, float* dbeta) {
   const Tile t = plan_ln_fused_tile(cols);
   if (!kUseLnFused || t.mode == Tile::Stream || rows == 0 || cols == 0) return false;
-  const size_t G = plan_ln_fused_grid(t, rows);
+  const int R = ln_fused_rows_per_iter(t, cols);
+  const size_t G = plan_ln_fused_grid(t, rows, R);
   double2* partial = scratch.get<double2>(G * cols);
   if (partial == nullptr) return false;
   const bool vec = t.V == 4 && aligned16(dy) && aligned16(xhat) && aligned16(dx) && aligned16(gamma);
   if (!dispatch_regs<kLnFusedUnits>(
-          t, LnFusedLaunch{t, rows, cols, dy, xhat, inv_std, gamma, dx, partial, G, vec, s})) {
+          t, LnFusedLaunch{t, rows, cols, dy, xhat, inv_std, gamma, dx, partial, G, R, vec, s})) {
     return false;
   }
   launch_ln_colsum_finish(s, partial, G, cols, dgamma, dbeta);

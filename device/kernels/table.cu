@@ -35,7 +35,10 @@ const tapecheck_kernels_v1 kTable = {
     //        the grid was capped at 8192 blocks (common.cuh).
     // 1.9.1: 1.9.0 with layer_norm_bwd's column sums finished by at least 264 blocks
     //        (ln_finish_columns), where rows of up to 8K columns had fewer (16 at 512).
-    /*version=*/"1.9.1",
+    // 1.9.2: 1.9.1 with layer_norm_bwd's block rows of 8K columns taking two rows an
+    //        iteration (ln_bwd_fused.cuh, kLnPairRows), and a row's two sums reduced together;
+    //        topk_mask's streamed rows bounded from a sample of the row (topk_stream.cuh).
+    /*version=*/"1.9.2",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,

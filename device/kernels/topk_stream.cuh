@@ -1,14 +1,23 @@
 // topKMask of rows too long for a block's registers: one block per row, which reads the row
-// twice and writes it once.
-//   1. Read: per-thread maxima of kChunks interleaved chunks and the smallest key, then `low`,
-//      a lower bound of T (topk_select.cuh's bound_from_maxima).
-//   2. Read again (mostly from L2): the candidates, every key >= low with its index, appended
-//      to shared memory (a warp reserves its slots with one atomic; slots are in no particular
-//      order, which no result depends on: counts are exact and ties are ranked by index).
+// about once and writes it once.
+//   1. Read the row's first S entries (the sample, S from cols and k: stream_sample_cols):
+//      per-thread maxima of kChunks interleaved chunks and the smallest key, then `low`, a
+//      lower bound of T (topk_select.cuh's bound_from_maxima). The k-th largest of a part of
+//      the row is at most the k-th largest of the row, so a sample's bound is one too.
+//   2. Read the whole row (the sample again, from L2): the candidates, every key >= low with
+//      its index, appended to shared memory (a warp reserves its slots with one atomic; slots
+//      are in no particular order, which no result depends on: counts are exact and ties are
+//      ranked by index), and the row's maximum.
 //   3. T from the candidates alone (for c > low they are every key >= c), then the row is
 //      written as zeros and the kept candidates, which are all of the kept entries, as ones.
-// Rows whose candidates overflow kStreamCapacity (heavy ties, or k close to the capacity)
-// search T over the re-read row instead, one pass per bit, and rank ties by index tile by tile.
+// Where the sample's bound lets more than kStreamCapacity candidates through (rows whose large
+// entries all lie past the sample), steps 1 and 2 run again with the whole row as the sample.
+// Rows whose candidates still overflow (heavy ties, or k close to the capacity) search T over
+// the re-read row instead, one pass per bit, and rank ties by index tile by tile.
+//
+// Up to kernels 1.9.1 the sample was the whole row, so step 2 re-read all of it, and ncu on an
+// H200 showed the re-read missing L2 at 64K columns (2.13 GB read from DRAM for 1.07 GB of
+// input): two blocks a multiprocessor hold 264 rows of 256 KiB in flight, more than L2 holds.
 #pragma once
 
 #include "topk_select.cuh"
@@ -21,6 +30,17 @@ constexpr uint32_t kStreamCapacity = 4096;
 // Above this k the candidates would often overflow: the launcher uses the histogram kernels.
 constexpr uint32_t kStreamMaxK = kStreamCapacity / 2;
 static_assert(kStreamMaxK <= kStreamThreads * kStreamChunks, "k within the bound's reach");
+// The sample's length: a multiple of kStreamSampleStep, at least one step and k, and long
+// enough that on data in random order about k * cols / S <= kStreamCapacity / 4 keys pass its
+// bound. From cols and k alone (no result depends on it: only the work does).
+constexpr uint32_t kStreamSampleStep = 4096;
+
+__device__ __forceinline__ uint32_t stream_sample_cols(uint32_t cols, uint32_t k) {
+  const uint64_t want = 4ull * k * cols / kStreamCapacity;
+  const uint64_t steps = want / kStreamSampleStep + 1;
+  const uint64_t s = steps * kStreamSampleStep;
+  return s < cols ? static_cast<uint32_t>(s) : cols;
+}
 
 struct StreamScratch {
   BlockTeamScratch team;
@@ -38,6 +58,25 @@ __device__ __forceinline__ void stream_stats(const float* xr, uint32_t cols,
 #pragma unroll
   for (int c = 0; c < kStreamChunks; ++c) chunk_max[c] = 0u;
   mine_min = ~0u;
+  if (cols % 4 == 0 && (reinterpret_cast<uintptr_t>(xr) & 15u) == 0) {
+    // Units of 4: thread t's units u = t + n * T, chunk c taking n % kStreamChunks == c.
+    const float4* x4 = reinterpret_cast<const float4*>(xr);
+    const uint32_t units = cols / 4;
+    for (uint32_t u0 = threadIdx.x; u0 < units; u0 += kStreamChunks * T) {
+#pragma unroll
+      for (int c = 0; c < kStreamChunks; ++c) {
+        const uint32_t u = u0 + static_cast<uint32_t>(c) * T;
+        if (u < units) {
+          const float4 q = __ldg(x4 + u);
+          const uint32_t a = rank_key(q.x), b = rank_key(q.y);
+          const uint32_t e = rank_key(q.z), f = rank_key(q.w);
+          chunk_max[c] = ::max(chunk_max[c], ::max(::max(a, b), ::max(e, f)));
+          mine_min = ::min(mine_min, ::min(::min(a, b), ::min(e, f)));
+        }
+      }
+    }
+    return;
+  }
   for (uint32_t j0 = threadIdx.x; j0 < cols; j0 += kStreamChunks * T) {
 #pragma unroll
     for (int c = 0; c < kStreamChunks; ++c) {
@@ -52,16 +91,19 @@ __device__ __forceinline__ void stream_stats(const float* xr, uint32_t cols,
 }
 
 // Pass 2: appends every key >= low (and its index) while there is room; returns how many there
-// are in all (possibly more than kStreamCapacity). Warp-uniform loop: each warp walks its
-// 32-entry tiles j0 + lane.
-__device__ uint32_t stream_gather(const float* xr, uint32_t cols, uint32_t low, StreamScratch& sh) {
+// are in all (possibly more than kStreamCapacity), and in mine_max the largest key this thread
+// read. Warp-uniform loop: each warp walks its 32-entry tiles j0 + lane.
+__device__ uint32_t stream_gather(const float* xr, uint32_t cols, uint32_t low, StreamScratch& sh,
+                                  uint32_t& mine_max) {
   const uint32_t T = blockDim.x;
   const unsigned lane = threadIdx.x & 31u;
+  mine_max = 0u;
   if (threadIdx.x == 0) sh.count = 0u;
   __syncthreads();
   for (uint32_t j0 = threadIdx.x - lane; j0 < cols; j0 += T) {
     const uint32_t j = j0 + lane;
     const uint32_t key = j < cols ? rank_key(xr[j]) : 0u;
+    mine_max = ::max(mine_max, key);
     const bool take = j < cols && key >= low;
     const uint32_t ballot = __ballot_sync(kFullWarp, take);
     if (ballot == 0u) continue;
@@ -122,19 +164,24 @@ __global__ void __launch_bounds__(kStreamThreads, 2)
   __shared__ StreamScratch sh;
   BlockTeam team(&sh.team);
   const uint32_t T = blockDim.x;
+  const uint32_t sample = stream_sample_cols(cols, k);
   for (size_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const float* xr = x + row * cols;
     float* mr = mask + row * cols;
-    uint32_t chunk_max[kStreamChunks], mine_min;
-    stream_stats(xr, cols, chunk_max, mine_min);
-    uint32_t mine_max = 0u;
+    uint32_t low = 0u, total = 0u, mine_max = 0u;
+    for (uint32_t span = sample; ; span = cols) {  // the sample, then the row if it overflowed
+      uint32_t chunk_max[kStreamChunks], mine_min;
+      stream_stats(xr, span, chunk_max, mine_min);
+      uint32_t sample_max = 0u;
 #pragma unroll
-    for (int c = 0; c < kStreamChunks; ++c) mine_max = ::max(mine_max, chunk_max[c]);
+      for (int c = 0; c < kStreamChunks; ++c) sample_max = ::max(sample_max, chunk_max[c]);
+      const uint32_t high = team.max(sample_max);
+      low = team.min(mine_min);  // span >= k entries are >= it
+      if (k <= T * kStreamChunks) low = bound_from_maxima(team, chunk_max, sample_max, high, low, k, true);
+      total = stream_gather(xr, cols, low, sh, mine_max);
+      if (total <= kStreamCapacity || span == cols) break;
+    }
     const uint32_t high = team.max(mine_max);
-    uint32_t low = team.min(mine_min);
-    if (k <= T * kStreamChunks) low = bound_from_maxima(team, chunk_max, mine_max, high, low, k, true);
-
-    const uint32_t total = stream_gather(xr, cols, low, sh);
     if (total > kStreamCapacity) {
       stream_fallback(team, xr, mr, cols, k, low, high);
       continue;
@@ -156,7 +203,13 @@ __global__ void __launch_bounds__(kStreamThreads, 2)
       for (uint32_t i = threadIdx.x; i < total; i += T) mine_greater += sh.key[i] > t ? 1u : 0u;
       need = k - team.sum(mine_greater);
     }
-    for (uint32_t j = threadIdx.x; j < cols; j += T) mr[j] = 0.0f;
+    // Streaming stores (the mask is not read again here; L2 is kept for the row's re-read).
+    if (cols % 4 == 0 && (reinterpret_cast<uintptr_t>(mr) & 15u) == 0) {
+      float4* m4 = reinterpret_cast<float4*>(mr);
+      for (uint32_t u = threadIdx.x; u < cols / 4; u += T) __stcs(m4 + u, make_float4(0.f, 0.f, 0.f, 0.f));
+    } else {
+      for (uint32_t j = threadIdx.x; j < cols; j += T) __stcs(mr + j, 0.0f);
+    }
     __syncthreads();  // the ones below land after every zero of the row
     for (uint32_t i = threadIdx.x; i < total; i += T) {
       const uint32_t key = sh.key[i];
@@ -166,7 +219,7 @@ __global__ void __launch_bounds__(kStreamThreads, 2)
         for (uint32_t q = 0; q < total; ++q) before += (sh.key[q] == t && sh.index[q] < sh.index[i]) ? 1u : 0u;
         keep = before < need;
       }
-      if (keep) mr[sh.index[i]] = 1.0f;
+      if (keep) __stcs(mr + sh.index[i], 1.0f);
     }
     __syncthreads();  // sh.key/index are rewritten by the next row
   }
