@@ -60,7 +60,9 @@ __host__ __device__ constexpr unsigned next_pow2(unsigned v) {
 inline size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 
 // Whether p allows 16-byte vector loads and stores.
-inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+__host__ __device__ inline bool aligned16(const void* p) {
+  return (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
+}
 
 // Stream-ordered scratch memory, from the library's pool (scratch_pool.h). Freed on the same
 // stream after the kernels that use it, so no synchronization is needed and the caller's

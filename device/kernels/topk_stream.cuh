@@ -58,7 +58,7 @@ __device__ __forceinline__ void stream_stats(const float* xr, uint32_t cols,
 #pragma unroll
   for (int c = 0; c < kStreamChunks; ++c) chunk_max[c] = 0u;
   mine_min = ~0u;
-  if (cols % 4 == 0 && (reinterpret_cast<uintptr_t>(xr) & 15u) == 0) {
+  if (cols % 4 == 0 && aligned16(xr)) {
     // Units of 4: thread t's units u = t + n * T, chunk c taking n % kStreamChunks == c.
     const float4* x4 = reinterpret_cast<const float4*>(xr);
     const uint32_t units = cols / 4;
@@ -204,7 +204,7 @@ __global__ void __launch_bounds__(kStreamThreads, 2)
       need = k - team.sum(mine_greater);
     }
     // Streaming stores (the mask is not read again here; L2 is kept for the row's re-read).
-    if (cols % 4 == 0 && (reinterpret_cast<uintptr_t>(mr) & 15u) == 0) {
+    if (cols % 4 == 0 && aligned16(mr)) {
       float4* m4 = reinterpret_cast<float4*>(mr);
       for (uint32_t u = threadIdx.x; u < cols / 4; u += T) __stcs(m4 + u, make_float4(0.f, 0.f, 0.f, 0.f));
     } else {
