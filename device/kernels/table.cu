@@ -38,7 +38,10 @@ const tapecheck_kernels_v1 kTable = {
     // 1.9.2: 1.9.1 with layer_norm_bwd's block rows of 8K columns taking two rows an
     //        iteration (ln_bwd_fused.cuh, kLnPairRows), and a row's two sums reduced together;
     //        topk_mask's streamed rows bounded from a sample of the row (topk_stream.cuh).
-    /*version=*/"1.9.2",
+    // 1.9.3: 1.9.2 with topk_mask's streamed rows gathered by 16-byte loads, in blocks of 512
+    //        threads, bounded by chunk maxima for k > 128, and taking every row of 16K columns
+    //        or more for 2 <= k <= 2048 (the cluster plan of topk_sorted_cluster.cu removed).
+    /*version=*/"1.9.3",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,

@@ -3,13 +3,13 @@
 // included), NaNs among themselves by index.
 //
 // Plans, by row length: a group of lanes (up to a warp) per row up to kGroupMaxCols, one block
-// per row up to kBlockRowMaxCols, both holding the row in registers and selecting with
-// topk_select.cuh; longer rows stream through one block each (topk_stream.cuh), or, for k
-// beyond kStreamMaxK and for a few very long rows, go to the histogram kernels of
-// topk_histogram.cu, which re-read the row once per pass. k = 1 streams its rows through lane
-// groups or blocks (topk_first.cuh), but for the split of a few very long rows. For 2 <= k <= 16
-// the sorting-network plans of topk_sorted.cu (and, for k <= 8 on rows of 16K-64K,
-// topk_sorted_cluster.cu) come first where they measured faster.
+// per row below kStreamMinCols, both holding the row in registers and selecting with
+// topk_select.cuh, and for 2 <= k <= 16 the sorting-network plans of topk_sorted.cu first where
+// they measured faster. Rows of kStreamMinCols and more stream through one block each
+// (topk_stream.cuh) for 2 <= k <= kStreamMaxK; beyond kStreamMaxK, and for a few very long
+// rows, they go to the histogram kernels of topk_histogram.cu, which re-read the row once per
+// pass. k = 1 streams its rows through lane groups or blocks (topk_first.cuh), but for the
+// split of a few very long rows.
 #include "common.cuh"
 #include "entry.h"
 #include "topk_first.cuh"
@@ -57,11 +57,20 @@ __global__ void __launch_bounds__(kBlock)
 }
 
 // Rows up to kBlockRowMaxCols: one block per row, kBlockRowSlots keys per thread. At 4096 to
-// 16384 columns this ran at 0.50-0.72 of copy bandwidth on the H200, the streaming kernel at
-// 0.22-0.50 and the histogram kernels at 0.30-0.49.
+// 16384 columns this ran at 0.50-0.72 of copy bandwidth on the H200, the streaming kernel of
+// 1.9.2 at 0.22-0.50 and the histogram kernels at 0.30-0.49.
 constexpr int kBlockRowSlots = 16;
 constexpr unsigned kBlockRowMaxThreads = 1024;
 constexpr uint32_t kBlockRowMaxCols = 16384;
+// From kStreamMinCols on, rows stream (topk_stream.cuh) for 2 <= k <= kStreamMaxK. Since 1.9.3
+// (16-byte gather, 512-thread blocks) the stream ran at 16K columns 0.71-0.86 of copy
+// bandwidth where the block plans ran 0.53-0.85 (k = 2, 4, 8, 16, 64), and at 32K-64K 0.81-0.92
+// where the cluster plan of sorting networks (k <= 8, removed) ran 0.53-0.89. Below 16K the
+// stream lost, but for k = 16 at 8K (0.62 against 0.58): 0.37-0.69 against 0.57-0.94 at 4K-8K,
+// 0.13-0.27 against 0.52-0.92 at 1K-2K. A row's fixed cost, its block-wide searches and
+// barriers, weighs more on short rows
+// (tools/bench/results/2026-12-01-h200-kernels-1.9.3-topk/).
+constexpr uint32_t kStreamMinCols = 16384;
 static_assert(kBlockRowMaxCols <= kBlockRowMaxThreads * kBlockRowSlots, "a row fits a block");
 
 __global__ void __launch_bounds__(kBlockRowMaxThreads)
@@ -149,18 +158,18 @@ int topk_mask(void* stream, uint32_t rows, uint32_t cols, uint32_t k, const floa
     const bool vec = cols % 4 == 0 && aligned16(x) && aligned16(mask);
     return vec ? launch_first<true>(s, rows, cols, x, mask) : launch_first<false>(s, rows, cols, x, mask);
   }
+  if (split) return topk_split(s, rows, cols, k, x, mask);
+  if (cols >= kStreamMinCols && k <= kStreamMaxK) {
+    topk_by_stream<<<grid_for(rows, 1), kStreamThreads, 0, s>>>(rows, cols, k, x, mask);
+    return launch_status();
+  }
   int status = 0;
-  if (topk_sorted_cluster_plan(s, rows, cols, k, x, mask, status)) return status;
   if (topk_sorted_plan(s, rows, cols, k, x, mask, status)) return status;
   if (cols <= kGroupMaxCols) {
     if (launch_group_plan(s, rows, cols, k, x, mask) != 0) return 1;
-  } else if (split) {
-    return topk_split(s, rows, cols, k, x, mask);
   } else if (cols <= kBlockRowMaxCols) {
     const unsigned threads = static_cast<unsigned>(ceil_div(ceil_div(cols, kBlockRowSlots), 32) * 32);
     topk_by_block<<<grid_for(rows, 1), threads, 0, s>>>(rows, cols, k, x, mask);
-  } else if (k <= kStreamMaxK) {
-    topk_by_stream<<<grid_for(rows, 1), kStreamThreads, 0, s>>>(rows, cols, k, x, mask);
   } else {
     return topk_histogram_rows(s, rows, cols, k, x, mask);
   }

@@ -61,15 +61,17 @@ __device__ uint32_t search_down(Team& team, SearchStart start, uint32_t k, bool&
   return t;
 }
 
-// A lower bound of T from the members' maxima, or `low` when k exceeds the maxima there are.
-// Maxima of padding and NaN are 0, below every candidate, so they are never counted.
+// A lower bound of T: the k-th largest of the members' maxima (per_member, k <= team.size) or of
+// their chunks' maxima (k <= team.size * kChunks). The chunks' bound is the tighter one, most of
+// all as k nears team.size, where the members' is their smallest maximum; the members' costs
+// less to search (a count of one key a member). Maxima of padding and NaN are 0, below every
+// candidate, so they are never counted.
 template <int kChunks, class Team>
 __device__ uint32_t bound_from_maxima(Team& team, const uint32_t (&chunk_max)[kChunks],
                                       uint32_t mine_max, uint32_t high, uint32_t low, uint32_t k,
-                                      bool live) {
+                                      bool live, bool per_member) {
   // The k-th largest maximum lies between the smallest maximum and the row's maximum: on most
   // data these share the sign and exponent, which the search then skips.
-  const bool per_member = k <= team.size;
   uint32_t least_chunk_max = ~0u;
 #pragma unroll
   for (int c = 0; c < kChunks; ++c) least_chunk_max = ::min(least_chunk_max, chunk_max[c]);
@@ -153,7 +155,10 @@ __device__ void topk_row(Team& team, const uint32_t (&key)[VPT], uint32_t cols, 
   uint32_t low = team.min(mine_min);
   if (!live) low = 0u;
   const bool bounded = bound_allowed && k <= team.size * kChunks;  // uniform over the team
-  if (bounded) low = bound_from_maxima(team, chunk_max, mine_max, high, low, k, live);
+  // Registers hold kCandidates keys a member, so a tighter bound would rarely gather them all
+  // where the members' is weak: chunks' bounds at k = 64 on 1K-2K columns lost 0.07-0.12 of
+  // copy bandwidth on the H200 (tools/bench/results/2026-12-01-h200-kernels-1.9.3-topk/).
+  if (bounded) low = bound_from_maxima(team, chunk_max, mine_max, high, low, k, live, k <= team.size);
 
   // The candidates of this member, kept while there is room; empty slots hold 0.
   uint32_t cand_key[kCandidates];

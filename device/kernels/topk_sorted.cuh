@@ -112,7 +112,7 @@ __device__ __forceinline__ uint32_t kth_largest_sorted(const LaneTeam<G>&, const
 // round of a cluster kernel into a reduction predicated on a register written only later in a
 // row's code (threadIdx.x != 0, for another round), so some lanes skipped it; at k = 8 the
 // kernel then hung or stopped on an illegal instruction, on some rows only
-// (topk_sorted_cluster.cu; the SASS is in the 1.8.0 candidates' notes).
+// (topk_sorted_cluster.cu, removed in 1.9.3; the SASS is in the 1.8.0 candidates' notes).
 template <int K>
 __device__ __forceinline__ uint32_t pop_largest(uint32_t (&list)[K]) {
   const uint32_t m = __reduce_max_sync(kFullWarp, list[0]);
@@ -170,20 +170,6 @@ __device__ __forceinline__ uint32_t kth_largest_sorted(const BlockTeam& team, So
     if (static_cast<uint32_t>(r) + 1u == k) t = m;
   }
   return t;
-}
-
-// The k largest keys of a block team's row, descending, zeros past k (on every thread).
-template <int K, int VPT>
-__device__ __forceinline__ void block_top_list(const BlockTeam& team, SortedBlockScratch& s,
-                                               unsigned parity, const uint32_t (&key)[VPT],
-                                               uint32_t k, uint32_t (&top)[K]) {
-  uint32_t list[K];
-  gather_warp_lists<K>(team, s, parity, key, k, list);
-#pragma unroll
-  for (int r = 0; r < K; ++r) {  // every round, whatever k (pop_largest: why)
-    const uint32_t m = pop_largest(list);
-    top[r] = static_cast<uint32_t>(r) < k ? m : 0u;
-  }
 }
 
 }  // namespace tapecheck_cuda

@@ -11,9 +11,4 @@ namespace tapecheck_cuda {
 bool topk_sorted_plan(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k, const float* x,
                       float* mask, int& status);
 
-// Launches the cluster plan of topk_sorted_cluster.cu (rows longer than the block plan holds,
-// 2 <= k <= kClusterMaxK) when it applies; as topk_sorted_plan otherwise.
-bool topk_sorted_cluster_plan(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k,
-                              const float* x, float* mask, int& status);
-
 }  // namespace tapecheck_cuda

@@ -24,7 +24,12 @@
 
 namespace tapecheck_cuda {
 
-constexpr unsigned kStreamThreads = 1024;
+// Blocks of 512 threads, four a multiprocessor (32 registers a thread): eight rows in flight
+// where 1024-thread blocks had four, so that one row's loads overlap the others' searches. With
+// the gather below, 512 ran 0.05-0.15 of copy bandwidth faster than 1024 at 32K-64K columns
+// and 0.00-0.06 faster than 256 (six a multiprocessor, the most their shared memory allows).
+constexpr unsigned kStreamThreads = 512;
+constexpr int kStreamBlocksPerSM = 4;
 constexpr int kStreamChunks = 4;
 constexpr uint32_t kStreamCapacity = 4096;
 // Above this k the candidates would often overflow: the launcher uses the histogram kernels.
@@ -34,6 +39,9 @@ static_assert(kStreamMaxK <= kStreamThreads * kStreamChunks, "k within the bound
 // enough that on data in random order about k * cols / S <= kStreamCapacity / 4 keys pass its
 // bound. From cols and k alone (no result depends on it: only the work does).
 constexpr uint32_t kStreamSampleStep = 4096;
+// The bound from the threads' maxima only for k <= T / kStreamPerThreadBoundK, else from their
+// chunks' maxima.
+constexpr uint32_t kStreamPerThreadBoundK = 4;
 
 __device__ __forceinline__ uint32_t stream_sample_cols(uint32_t cols, uint32_t k) {
   const uint64_t want = 4ull * k * cols / kStreamCapacity;
@@ -92,30 +100,83 @@ __device__ __forceinline__ void stream_stats(const float* xr, uint32_t cols,
 
 // Pass 2: appends every key >= low (and its index) while there is room; returns how many there
 // are in all (possibly more than kStreamCapacity), and in mine_max the largest key this thread
-// read. Warp-uniform loop: each warp walks its 32-entry tiles j0 + lane.
+// read. Warp-uniform loops: each warp walks its tiles of 32 entries (32 units of 4 when the row
+// allows 16-byte loads), and a tile without a candidate costs no shared memory at all.
+
+// Appends this lane's entries i with bit i of `take` set (all lanes of the warp call it).
+template <int N>
+__device__ __forceinline__ void stream_append(StreamScratch& sh, uint32_t lane, uint32_t take,
+                                              const uint32_t (&key)[N],
+                                              const uint32_t (&index)[N]) {
+  // The lane's first slot: the warp's reservation plus the lanes below it (a scan).
+  const uint32_t taken = static_cast<uint32_t>(__popc(take));
+  uint32_t upto = taken;
+#pragma unroll
+  for (unsigned off = 1; off < 32; off <<= 1) {
+    const uint32_t v = __shfl_up_sync(kFullWarp, upto, off);
+    if (lane >= off) upto += v;
+  }
+  uint32_t base = 0;
+  if (lane == 31) base = atomicAdd(&sh.count, upto);
+  uint32_t pos = __shfl_sync(kFullWarp, base, 31) + upto - taken;
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    if (take & (1u << i)) {
+      if (pos < kStreamCapacity) {
+        sh.key[pos] = key[i];
+        sh.index[pos] = index[i];
+      }
+      ++pos;
+    }
+  }
+}
+
+// The keys of entries 4u .. 4u + 3 from one 16-byte load.
+__device__ __forceinline__ void stream_load_unit(const float4* x4, uint32_t u, uint32_t (&key)[4]) {
+  const float4 q = __ldg(x4 + u);
+  key[0] = rank_key(q.x);
+  key[1] = rank_key(q.y);
+  key[2] = rank_key(q.z);
+  key[3] = rank_key(q.w);
+}
+
 __device__ uint32_t stream_gather(const float* xr, uint32_t cols, uint32_t low, StreamScratch& sh,
                                   uint32_t& mine_max) {
   const uint32_t T = blockDim.x;
-  const unsigned lane = threadIdx.x & 31u;
+  const uint32_t lane = threadIdx.x & 31u;
   mine_max = 0u;
   if (threadIdx.x == 0) sh.count = 0u;
   __syncthreads();
-  for (uint32_t j0 = threadIdx.x - lane; j0 < cols; j0 += T) {
-    const uint32_t j = j0 + lane;
-    const uint32_t key = j < cols ? rank_key(xr[j]) : 0u;
-    mine_max = ::max(mine_max, key);
-    const bool take = j < cols && key >= low;
-    const uint32_t ballot = __ballot_sync(kFullWarp, take);
-    if (ballot == 0u) continue;
-    uint32_t base = 0;
-    if (lane == 0) base = atomicAdd(&sh.count, static_cast<uint32_t>(__popc(ballot)));
-    base = __shfl_sync(kFullWarp, base, 0);
-    if (take) {
-      const uint32_t pos = base + __popc(ballot & ((1u << lane) - 1u));
-      if (pos < kStreamCapacity) {
-        sh.key[pos] = key;
-        sh.index[pos] = j;
+  if (cols % 4 == 0 && aligned16(xr)) {
+    // One 16-byte unit a lane an iteration: with one 4-byte load a thread in flight (up to
+    // 1.9.2) this pass kept DRAM far from busy. Two units a lane spilled at 32 registers and
+    // lost 0.02-0.05 of copy bandwidth.
+    const float4* x4 = reinterpret_cast<const float4*>(xr);
+    const uint32_t units = cols / 4;
+    for (uint32_t u0 = threadIdx.x - lane; u0 < units; u0 += T) {
+      const uint32_t u = u0 + lane;
+      const bool in = u < units;
+      uint32_t key[4] = {0u, 0u, 0u, 0u};
+      if (in) stream_load_unit(x4, u, key);
+      uint32_t take = 0;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        mine_max = ::max(mine_max, key[i]);
+        take |= (in && key[i] >= low) ? 1u << i : 0u;
       }
+      if (__ballot_sync(kFullWarp, take != 0u) == 0u) continue;
+      const uint32_t index[4] = {4u * u, 4u * u + 1u, 4u * u + 2u, 4u * u + 3u};
+      stream_append(sh, lane, take, key, index);
+    }
+  } else {
+    for (uint32_t j0 = threadIdx.x - lane; j0 < cols; j0 += T) {
+      const uint32_t j = j0 + lane;
+      const uint32_t key[1] = {j < cols ? rank_key(xr[j]) : 0u};
+      mine_max = ::max(mine_max, key[0]);
+      const uint32_t take = (j < cols && key[0] >= low) ? 1u : 0u;
+      if (__ballot_sync(kFullWarp, take != 0u) == 0u) continue;
+      const uint32_t index[1] = {j};
+      stream_append(sh, lane, take, key, index);
     }
   }
   __syncthreads();
@@ -159,7 +220,7 @@ __device__ void stream_fallback(BlockTeam& team, const float* xr, float* mr, uin
   }
 }
 
-__global__ void __launch_bounds__(kStreamThreads, 2)
+__global__ void __launch_bounds__(kStreamThreads, kStreamBlocksPerSM)
     topk_by_stream(size_t rows, uint32_t cols, uint32_t k, const float* x, float* mask) {
   __shared__ StreamScratch sh;
   BlockTeam team(&sh.team);
@@ -177,7 +238,13 @@ __global__ void __launch_bounds__(kStreamThreads, 2)
       for (int c = 0; c < kStreamChunks; ++c) sample_max = ::max(sample_max, chunk_max[c]);
       const uint32_t high = team.max(sample_max);
       low = team.min(mine_min);  // span >= k entries are >= it
-      if (k <= T * kStreamChunks) low = bound_from_maxima(team, chunk_max, sample_max, high, low, k, true);
+      // The chunks' bound unless k is well below the threads: at k = 1024 the threads' bound
+      // (their smallest maximum) let the candidates overflow at 32K-64K columns, and the rows
+      // went to stream_fallback (0.07-0.12 of copy bandwidth against 0.36-0.40).
+      if (k <= T * kStreamChunks) {
+        low = bound_from_maxima(team, chunk_max, sample_max, high, low, k, true,
+                                kStreamPerThreadBoundK * k <= T);
+      }
       total = stream_gather(xr, cols, low, sh, mine_max);
       if (total <= kStreamCapacity || span == cols) break;
     }
