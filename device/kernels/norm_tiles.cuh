@@ -358,6 +358,13 @@ constexpr int kNormFwdBlockUnits = 4;
 constexpr unsigned kNormFwdNarrowMaxThreads = 512;
 constexpr int kNormClusterFwdUnits = 4;
 constexpr bool kNormFwdUsesClusters = true;
+// Layer norm's rows that take one block of 1024 threads (more than 16K floats) go to the
+// clusters too: since the mailbox exchange and the next row's prefetch (row_cluster.cuh), these
+// ran at 0.884-0.889 of copy speed at 32K columns against the block's 0.864-0.866 on an H200.
+// Batch norm's channels keep the block (0.919-0.921 against the clusters' 0.889-0.896), as do
+// rows of 512-thread blocks (16K: the block 0.892-0.902, clusters 0.888-0.896)
+// (tools/bench/results/2026-12-01-h200-1.9.4-candidates/).
+constexpr bool kLayerNormWideRowsUseClusters = true;
 
 template <bool kPerRow>
 struct NormFwdLaunch {
@@ -423,7 +430,9 @@ bool norm_fwd_tiled(cudaStream_t s, size_t rows, uint32_t cols, float eps, const
   bool vec = t.V == 4 && aligned16(x) && aligned16(y) && aligned16(xhat);
   if (!kPerRow) vec = vec && aligned16(gamma) && aligned16(beta);
   // Rows longer than one block's registers, up to 8 blocks': held across a cluster.
-  if (kNormFwdUsesClusters && t.mode == Tile::Stream &&
+  const bool wide_block = !kPerRow && kLayerNormWideRowsUseClusters && t.mode == Tile::Block &&
+                          !narrow && t.threads > kNormFwdNarrowMaxThreads;
+  if (kNormFwdUsesClusters && (t.mode == Tile::Stream || wide_block) &&
       norm_fwd_clustered<kPerRow, kNormClusterFwdUnits>(s, rows, cols, eps, x, gamma, beta, y,
                                                         xhat, inv_std)) {
     return true;

@@ -106,6 +106,60 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
+// Rows of at most G units (one a lane or none; rows of up to 32 columns), kFirstRowsAtOnce of
+// them a lane a trip, so that a lane has all their loads in flight before the first
+// reduction: with one row a trip, a lane had one 16-byte load in flight at 32 columns, and ncu
+// on an H200 showed long-scoreboard stalls first and DRAM at 70% of peak (kernels 1.9.1). Two
+// rows a trip ran at 0.905-0.913 of copy bandwidth against 0.891-0.897 (k = 1, 32 columns); a
+// launch bound for full occupancy instead (32 registers) spilled and ran at 0.672
+// (tools/bench/results/2026-12-01-h200-1.9.4-candidates/).
+constexpr int kFirstRowsAtOnce = 2;
+
+template <unsigned G, bool kVec>
+__global__ void __launch_bounds__(kBlock)
+    topk_first_unit_rows(size_t rows, uint32_t cols, const float* __restrict__ x,
+                         float* __restrict__ mask) {
+  constexpr int W = kVec ? 4 : 1;
+  const LaneTeam<G> team;
+  const uint32_t units = kVec ? cols / 4 : cols;
+  constexpr size_t kRowsPerPass = kBlock / G;
+  constexpr size_t kRowsPerTrip = kRowsPerPass * kFirstRowsAtOnce;
+  const bool has_unit = team.member < units;
+  for (size_t first_row = blockIdx.x * kRowsPerTrip; first_row < rows;
+       first_row += static_cast<size_t>(gridDim.x) * kRowsPerTrip) {
+    float v[kFirstRowsAtOnce][W];
+    bool live[kFirstRowsAtOnce];
+#pragma unroll
+    for (int r = 0; r < kFirstRowsAtOnce; ++r) {
+      const size_t row = first_row + r * kRowsPerPass + threadIdx.x / G;
+      live[r] = row < rows;
+      if (live[r] && has_unit) {
+        if constexpr (kVec) {
+          const float4 q = __ldg(reinterpret_cast<const float4*>(x + row * cols) + team.member);
+          v[r][0] = q.x;
+          v[r][1] = q.y;
+          v[r][2] = q.z;
+          v[r][3] = q.w;
+        } else {
+          v[r][0] = __ldg(x + row * cols + team.member);
+        }
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kFirstRowsAtOnce; ++r) {
+      FirstLargest f;
+      if (live[r] && has_unit) {
+#pragma unroll
+        for (int c = 0; c < W; ++c) f.see(rank_key(v[r][c]), W * team.member + c);
+      }
+      const uint32_t best = team.max(f.key);
+      const uint32_t first = team.min(f.key == best ? f.index : ~0u);
+      const size_t row = first_row + r * kRowsPerPass + threadIdx.x / G;
+      if (live[r]) write_units<kVec>(mask + row * cols, units, team.member, G, first);
+    }
+  }
+}
+
 // One block a row.
 template <bool kVec>
 __global__ void __launch_bounds__(kFirstMaxThreads)

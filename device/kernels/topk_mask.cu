@@ -120,7 +120,8 @@ int launch_group_plan(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k, co
   }
 }
 
-// k = 1 (topk_first.cuh): rows of up to kGroupMaxCols to lane groups, longer ones to blocks.
+// k = 1 (topk_first.cuh): rows of up to kGroupMaxCols to lane groups (those of one unit a lane
+// or less, several rows a trip), longer ones to blocks.
 template <bool kVec>
 int launch_first(cudaStream_t s, size_t rows, uint32_t cols, const float* x, float* mask) {
   const uint32_t units = kVec ? cols / 4 : cols;
@@ -132,10 +133,17 @@ int launch_first(cudaStream_t s, size_t rows, uint32_t cols, const float* x, flo
   }
   const unsigned g = first_group_lanes(units);
   auto grid = [&](unsigned lanes) { return grid_for(rows, kBlock / lanes); };
-  switch (g) {
-    case 1: topk_first_groups<1, kVec><<<grid(1), kBlock, 0, s>>>(rows, cols, x, mask); break;
-    case 2: topk_first_groups<2, kVec><<<grid(2), kBlock, 0, s>>>(rows, cols, x, mask); break;
-    case 4: topk_first_groups<4, kVec><<<grid(4), kBlock, 0, s>>>(rows, cols, x, mask); break;
+  if (units <= g) {  // then g = next_pow2(units) <= 8 (first_group_lanes)
+    auto trip_grid = [&](unsigned lanes) { return grid_for(rows, kBlock / lanes * kFirstRowsAtOnce); };
+    switch (g) {
+      case 1: topk_first_unit_rows<1, kVec><<<trip_grid(1), kBlock, 0, s>>>(rows, cols, x, mask); break;
+      case 2: topk_first_unit_rows<2, kVec><<<trip_grid(2), kBlock, 0, s>>>(rows, cols, x, mask); break;
+      case 4: topk_first_unit_rows<4, kVec><<<trip_grid(4), kBlock, 0, s>>>(rows, cols, x, mask); break;
+      default: topk_first_unit_rows<8, kVec><<<trip_grid(8), kBlock, 0, s>>>(rows, cols, x, mask); break;
+    }
+    return launch_status();
+  }
+  switch (g) {  // g >= 8 here: rows of more than 8 units
     case 8: topk_first_groups<8, kVec><<<grid(8), kBlock, 0, s>>>(rows, cols, x, mask); break;
     case 16: topk_first_groups<16, kVec><<<grid(16), kBlock, 0, s>>>(rows, cols, x, mask); break;
     default: topk_first_groups<32, kVec><<<grid(32), kBlock, 0, s>>>(rows, cols, x, mask); break;

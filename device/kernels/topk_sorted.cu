@@ -8,26 +8,44 @@
 //     memory so that its loads and stores stay coalesced (topk_sorted_staged). At 32 columns
 //     the same thread a row loading its own 16-byte units ran at 0.27-0.35 of copy bandwidth,
 //     staged at 0.77-0.98;
-//   - up to kSortedGroupMaxCols: a group of G lanes of a warp a row, 16 or 32 keys a lane
-//     (launch_groups), merged by a butterfly of shuffles;
+//   - up to kSortedGroupMaxCols: a group of G lanes of a warp a row, 16 to 64 keys a lane
+//     (launch_groups), merged by a butterfly of shuffles, or in a whole warp by a tournament
+//     (k <= kSortedWideGroupMaxK past 1024 columns);
+//   - from kSortedWarpMinCols, 9 <= k <= 16: a warp a row, the row read in chunks and once
+//     more to write the mask (topk_sorted_warp.cuh);
 //   - up to kSortedMaxCols, k <= kSortedBlockMaxK: a block a row, kSortedBlockSlots keys a
 //     thread, merged by a tournament within each warp and once more across the warps' lists,
 //     through shared memory.
 // Other rows go to topk_mask.cu's search plans.
 #include "topk_sorted.cuh"
 #include "topk_sorted.h"
+#include "topk_sorted_warp.cuh"
 
 namespace tapecheck_cuda {
 namespace {
 
 constexpr uint32_t kSoloMaxCols = 32;
-constexpr uint32_t kSortedGroupMaxCols = 512;
+constexpr uint32_t kSortedGroupMaxCols = 2048;
+// Rows of 1025-2048 columns take a warp of 64 keys a lane for lists of up to this length; with
+// lists of 16 (221 registers) they ran slower than the search. A warp of 128 keys a lane at 4K
+// (172 registers, 8 warps a multiprocessor) ran at 0.84-0.89 of copy bandwidth at k = 2 and 4
+// where the block rows ran at 0.91-0.93, and level at k = 8 (0.78), so 4K keeps the blocks.
+constexpr uint32_t kSortedWideGroupMaxK = 8;
 constexpr uint32_t kSortedMaxCols = 16384;
 // Block rows: 16 keys a thread. 32 (at most 512 threads, up to 128 registers) ran 0.02-0.12
 // slower at k = 2 and 8. Lists of 16 (k > 8) cost more than the bit search there: 0.45-0.52 of
 // copy bandwidth against 0.52-0.70, so those k keep it.
 constexpr int kSortedBlockSlots = 16;
 constexpr uint32_t kSortedBlockMaxK = 8;
+// Rows past kSortedWarpMinCols with lists longer than kSortedWideGroupMaxK (9 <= k <= 16): a
+// warp a row, read in chunks (topk_sorted_warp.cuh). On an H200 (ours/copy, k = 16) it ran at
+// 0.80 / 0.68-0.69 / 0.60 at 2K / 4K / 8K columns where the search ran at 0.67-0.68 / 0.63 /
+// 0.57-0.58. For k <= 8 it lost to the lane groups (1K-2K: 0.69-0.94 against 0.93-0.97) and to
+// the block rows (4K-8K: 0.58-0.64 against 0.75-0.94): its second read of a row misses L2 once
+// the rows in flight outgrow it (ncu, k = 8: 1.19 / 1.45 / 2.13 GB read from DRAM at 1K / 2K /
+// 4K columns for 1.07 GB of input).
+constexpr uint32_t kSortedWarpMinCols = 1025;
+constexpr uint32_t kSortedWarpMaxK = 16;
 constexpr unsigned kSortedBlockMaxThreads = kSortedMaxCols / kSortedBlockSlots;
 static_assert(kSortedBlockMaxThreads <= 1024 && kSortedBlockMaxThreads % 32 == 0, "a block a row");
 
@@ -139,9 +157,10 @@ __global__ void __launch_bounds__(kSortedBlockMaxThreads)
   }
 }
 
-template <unsigned G, int VPT>
+// Lists of up to kMaxK (VPT: every length a member's slots hold).
+template <unsigned G, int VPT, int kMaxK = VPT>
 bool launch_group(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k, const float* x, float* mask) {
-  return with_list_length<VPT>(k, [&](auto list_length) {
+  return with_list_length<kMaxK>(k, [&](auto list_length) {
     constexpr int K = decltype(list_length)::value;
     topk_sorted_by_group<G, VPT, K><<<grid_for(rows, kBlock / G), kBlock, 0, s>>>(rows, cols, k, x, mask);
   });
@@ -167,9 +186,12 @@ bool launch_staged(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k, const
   }
 }
 
-// Keys a lane: 16 up to 128 columns, 32 beyond (G = 4 to 16 lanes). Measured on the H200 (k = 2,
-// 8, 16): at 128 columns 8 lanes of 16 keys ran at 0.80-0.95 of copy bandwidth where 4 lanes of
-// 32 ran at 0.45-0.71; at 512, 16 lanes of 32 at 0.79-0.97 where 32 lanes of 16 ran at 0.65-0.96.
+// Keys a lane: 16 up to 128 columns, 32 up to 1024 (G = 4 to 32 lanes), 64 beyond (a warp).
+// Measured on the H200 (k = 2, 8, 16): at 128 columns 8 lanes of 16 keys ran at 0.80-0.95 of
+// copy bandwidth where 4 lanes of 32 ran at 0.45-0.71; at 512, 16 lanes of 32 at 0.79-0.97
+// where 32 lanes of 16 ran at 0.65-0.96. At 1K and 2K (since 1.9.4) a warp of 32 and 64 keys a
+// lane ran at 0.96 / 0.93-0.95 (k = 8) where the block rows of 16 keys a thread ran at 0.77 /
+// 0.78 (tools/bench/results/2026-12-01-h200-1.9.4-candidates/).
 bool launch_groups(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k, const float* x, float* mask) {
   const unsigned g16 = next_pow2(static_cast<unsigned>(ceil_div(cols, 16)));
   const unsigned g32 = next_pow2(static_cast<unsigned>(ceil_div(cols, 32)));
@@ -180,9 +202,14 @@ bool launch_groups(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k, const
       default: return false;
     }
   }
+  if (cols > 1024) {
+    if (k > kSortedWideGroupMaxK) return false;
+    return launch_group<32, 64, kSortedWideGroupMaxK>(s, rows, cols, k, x, mask);
+  }
   switch (g32) {
     case 8: return launch_group<8, 32>(s, rows, cols, k, x, mask);
     case 16: return launch_group<16, 32>(s, rows, cols, k, x, mask);
+    case 32: return launch_group<32, 32>(s, rows, cols, k, x, mask);
     default: return false;
   }
 }
@@ -196,6 +223,21 @@ bool launch_block(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k, const 
   });
 }
 
+// A warp a row, the row read in chunks (topk_sorted_warp.cuh), for the lists of 16:
+// kSortedWideGroupMaxK < k <= kSortedWarpMaxK.
+bool launch_warp(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k, const float* x, float* mask) {
+  static_assert(kSortedWarpMaxK == 2 * kSortedWideGroupMaxK, "one list length");
+  if (k <= kSortedWideGroupMaxK || k > kSortedWarpMaxK) return false;
+  constexpr int K = static_cast<int>(kSortedWarpMaxK);
+  const unsigned grid = grid_for(rows, kBlock / 32);
+  if (cols % 4 == 0 && aligned16(x) && aligned16(mask)) {
+    topk_sorted_by_warp<K, true><<<grid, kBlock, 0, s>>>(rows, cols, k, x, mask);
+  } else {
+    topk_sorted_by_warp<K, false><<<grid, kBlock, 0, s>>>(rows, cols, k, x, mask);
+  }
+  return true;
+}
+
 }  // namespace
 
 bool topk_sorted_plan(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k, const float* x,
@@ -204,6 +246,8 @@ bool topk_sorted_plan(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k, co
   bool launched = false;
   if (cols <= kSoloMaxCols) {
     launched = launch_staged(s, rows, cols, k, x, mask);
+  } else if (cols >= kSortedWarpMinCols && k > kSortedWideGroupMaxK) {
+    launched = launch_warp(s, rows, cols, k, x, mask);
   } else if (cols <= kSortedGroupMaxCols) {
     launched = launch_groups(s, rows, cols, k, x, mask);
   } else {

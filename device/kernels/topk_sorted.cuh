@@ -78,28 +78,6 @@ __device__ __forceinline__ uint32_t kth_across_lanes(uint32_t (&list)[K], uint32
   return kth_of_two(list, other, k);
 }
 
-// T of a lane team's row (uniform over the team). Every lane of the warp calls it.
-template <int K, int VPT, unsigned G>
-__device__ __forceinline__ uint32_t kth_largest_sorted(const LaneTeam<G>&, const uint32_t (&key)[VPT],
-                                                       uint32_t k) {
-  static_assert(K <= VPT, "a member's list fits its slots");
-  uint32_t list[K];
-  if constexpr (G == 1 && VPT == K) {
-#pragma unroll
-    for (int j = 0; j < K; ++j) list[j] = key[j];
-    sort_desc(list);
-    return kth_of_sorted(list, k);
-  } else if constexpr (G == 1) {
-    top_of_slots<K, VPT, 1>(key, list);  // the last group's merge is the last one
-    uint32_t last[K];
-    last_group_sorted<K>(key, last);
-    return kth_of_two(list, last, k);
-  } else {
-    top_of_slots<K, VPT, 0>(key, list);
-    return kth_across_lanes<G>(list, k);
-  }
-}
-
 // A k-way merge of a whole warp's lists (descending) by tournament: each round takes the
 // largest head of the warp (one reduction instruction) from the lowest lane holding it, which
 // drops it from its list. Round r yields the (r + 1)-th largest key of all the lists together,
@@ -122,6 +100,39 @@ __device__ __forceinline__ uint32_t pop_largest(uint32_t (&list)[K]) {
   for (int j = 0; j + 1 < K; ++j) list[j] = mine ? list[j + 1] : list[j];
   list[K - 1] = mine ? 0u : list[K - 1];
   return m;
+}
+
+// T of a lane team's row (uniform over the team). Every lane of the warp calls it.
+template <int K, int VPT, unsigned G>
+__device__ __forceinline__ uint32_t kth_largest_sorted(const LaneTeam<G>&, const uint32_t (&key)[VPT],
+                                                       uint32_t k) {
+  static_assert(K <= VPT, "a member's list fits its slots");
+  uint32_t list[K];
+  if constexpr (G == 1 && VPT == K) {
+#pragma unroll
+    for (int j = 0; j < K; ++j) list[j] = key[j];
+    sort_desc(list);
+    return kth_of_sorted(list, k);
+  } else if constexpr (G == 1) {
+    top_of_slots<K, VPT, 1>(key, list);  // the last group's merge is the last one
+    uint32_t last[K];
+    last_group_sorted<K>(key, last);
+    return kth_of_two(list, last, k);
+  } else if constexpr (G == 32) {
+    // A whole warp: the tournament, K rounds of one reduction each, where the butterfly
+    // would take five levels.
+    top_of_slots<K, VPT, 0>(key, list);
+    uint32_t t = 0;
+#pragma unroll
+    for (int r = 0; r < K; ++r) {  // every round, whatever k (pop_largest: why)
+      const uint32_t m = pop_largest(list);
+      if (static_cast<uint32_t>(r) + 1u == k) t = m;
+    }
+    return t;
+  } else {
+    top_of_slots<K, VPT, 0>(key, list);
+    return kth_across_lanes<G>(list, k);
+  }
 }
 
 // The warps' lists of a block team, two sets used by row parity: a set is rewritten two rows
