@@ -360,7 +360,7 @@ constexpr int kNormClusterFwdUnits = 4;
 constexpr bool kNormFwdUsesClusters = true;
 // Layer norm's rows that take one block of 1024 threads (more than 16K floats) go to the
 // clusters too: since the mailbox exchange and the next row's prefetch (row_cluster.cuh), these
-// ran at 0.884-0.889 of copy speed at 32K columns against the block's 0.864-0.866 on an H200.
+// ran at 0.883-0.889 of copy speed at 32K columns against the block's 0.858-0.866 on an H200.
 // Batch norm's channels keep the block (0.919-0.921 against the clusters' 0.889-0.896), as do
 // rows of 512-thread blocks (16K: the block 0.892-0.902, clusters 0.888-0.896)
 // (tools/bench/results/2026-12-01-h200-1.9.4-candidates/).

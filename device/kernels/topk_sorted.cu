@@ -190,8 +190,8 @@ bool launch_staged(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k, const
 // Measured on the H200 (k = 2, 8, 16): at 128 columns 8 lanes of 16 keys ran at 0.80-0.95 of
 // copy bandwidth where 4 lanes of 32 ran at 0.45-0.71; at 512, 16 lanes of 32 at 0.79-0.97
 // where 32 lanes of 16 ran at 0.65-0.96. At 1K and 2K (since 1.9.4) a warp of 32 and 64 keys a
-// lane ran at 0.96 / 0.93-0.95 (k = 8) where the block rows of 16 keys a thread ran at 0.77 /
-// 0.78 (tools/bench/results/2026-12-01-h200-1.9.4-candidates/).
+// lane ran at 0.96-0.99 / 0.93-0.95 (k = 8) where the block rows of 16 keys a thread ran at
+// 0.77 / 0.78-0.79 (tools/bench/results/2026-12-01-h200-1.9.4-candidates/).
 bool launch_groups(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k, const float* x, float* mask) {
   const unsigned g16 = next_pow2(static_cast<unsigned>(ceil_div(cols, 16)));
   const unsigned g32 = next_pow2(static_cast<unsigned>(ceil_div(cols, 32)));
