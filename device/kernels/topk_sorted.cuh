@@ -102,6 +102,19 @@ __device__ __forceinline__ uint32_t pop_largest(uint32_t (&list)[K]) {
   return m;
 }
 
+// The k-th largest of a whole warp's lists together (k <= K), by K rounds of pop_largest: the
+// k-th round's key. Every lane of the warp calls it; the lists are used up.
+template <int K>
+__device__ __forceinline__ uint32_t kth_by_tournament(uint32_t (&list)[K], uint32_t k) {
+  uint32_t t = 0;
+#pragma unroll
+  for (int r = 0; r < K; ++r) {  // every round, whatever k (pop_largest: why)
+    const uint32_t m = pop_largest(list);
+    if (static_cast<uint32_t>(r) + 1u == k) t = m;
+  }
+  return t;
+}
+
 // T of a lane team's row (uniform over the team). Every lane of the warp calls it.
 template <int K, int VPT, unsigned G>
 __device__ __forceinline__ uint32_t kth_largest_sorted(const LaneTeam<G>&, const uint32_t (&key)[VPT],
@@ -122,13 +135,7 @@ __device__ __forceinline__ uint32_t kth_largest_sorted(const LaneTeam<G>&, const
     // A whole warp: the tournament, K rounds of one reduction each, where the butterfly
     // would take five levels.
     top_of_slots<K, VPT, 0>(key, list);
-    uint32_t t = 0;
-#pragma unroll
-    for (int r = 0; r < K; ++r) {  // every round, whatever k (pop_largest: why)
-      const uint32_t m = pop_largest(list);
-      if (static_cast<uint32_t>(r) + 1u == k) t = m;
-    }
-    return t;
+    return kth_by_tournament(list, k);
   } else {
     top_of_slots<K, VPT, 0>(key, list);
     return kth_across_lanes<G>(list, k);
@@ -174,13 +181,7 @@ __device__ __forceinline__ uint32_t kth_largest_sorted(const BlockTeam& team, So
                                                        uint32_t k) {
   uint32_t list[K];
   gather_warp_lists<K>(team, s, parity, key, k, list);
-  uint32_t t = 0;
-#pragma unroll
-  for (int r = 0; r < K; ++r) {  // every round, whatever k (pop_largest: why)
-    const uint32_t m = pop_largest(list);
-    if (static_cast<uint32_t>(r) + 1u == k) t = m;
-  }
-  return t;
+  return kth_by_tournament(list, k);
 }
 
 }  // namespace tapecheck_cuda

@@ -127,12 +127,7 @@ __global__ void __launch_bounds__(kBlock)
       top_of_slots<K, kWarpChunkSlots, 0>(key, top);
       keep_top(list, top);
     }
-    uint32_t t = 0;
-#pragma unroll
-    for (int r = 0; r < K; ++r) {  // every round, whatever k (pop_largest: why)
-      const uint32_t m = pop_largest(list);
-      if (static_cast<uint32_t>(r) + 1u == k) t = m;
-    }
+    const uint32_t t = kth_by_tournament(list, k);
     uint32_t kept = 0, equal = 0;
     for (uint32_t c0 = 0; c0 < cols; c0 += kWarpChunk) {
       uint32_t key[kWarpChunkSlots];
