@@ -6,8 +6,8 @@
 //   2. T, the k-th largest key, is the k-th of the lanes' lists together (the warp tournament
 //      of topk_sorted.cuh): every key of a lane that can rank among the row's k largest is in
 //      the lane's list.
-//   3. The row is read again (from L1 or L2: the warp read it just before) and the mask
-//      written as key >= T, counting those keys. Exactly k of them: that is the mask. More
+//   3. The row is read again (from L2, as long as it still holds the row: the warp read it
+//      just before) and the mask written as key >= T, counting those keys. Exactly k of them: that is the mask. More
 //      (ties at T): the row is written once more, the keys == T kept in index order, `need`
 //      of them (the stores of step 3 are then overwritten). x and mask must not overlap.
 // A block's warps take rows independently: no barrier, no shared memory.
@@ -23,7 +23,7 @@
 
 namespace tapecheck_cuda {
 
-// Keys a lane a chunk: 32 entries, the lane groups' width at 1K columns (64 registers at K = 8).
+// Keys a lane a chunk: 32 entries, the lane groups' width at 1K columns (80 registers at K = 16).
 constexpr int kWarpChunkSlots = 32;
 constexpr uint32_t kWarpChunk = 32u * kWarpChunkSlots;
 
