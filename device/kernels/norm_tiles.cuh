@@ -430,8 +430,9 @@ bool norm_fwd_tiled(cudaStream_t s, size_t rows, uint32_t cols, float eps, const
   bool vec = t.V == 4 && aligned16(x) && aligned16(y) && aligned16(xhat);
   if (!kPerRow) vec = vec && aligned16(gamma) && aligned16(beta);
   // Rows longer than one block's registers, up to 8 blocks': held across a cluster.
+  // (A narrow tile has at most kNormFwdNarrowMaxThreads threads.)
   const bool wide_block = !kPerRow && kLayerNormWideRowsUseClusters && t.mode == Tile::Block &&
-                          !narrow && t.threads > kNormFwdNarrowMaxThreads;
+                          t.threads > kNormFwdNarrowMaxThreads;
   if (kNormFwdUsesClusters && (t.mode == Tile::Stream || wide_block) &&
       norm_fwd_clustered<kPerRow, kNormClusterFwdUnits>(s, rows, cols, eps, x, gamma, beta, y,
                                                         xhat, inv_std)) {
