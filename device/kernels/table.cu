@@ -41,7 +41,7 @@ const tapecheck_kernels_v1 kTable = {
     // 1.9.3: 1.9.2 with topk_mask's streamed rows gathered by 16-byte loads, in blocks of 512
     //        threads, bounded by chunk maxima for k > 128, and taking every row of 16K columns
     //        or more for 2 <= k <= 2048 (the cluster plan of topk_sorted_cluster.cu removed).
-    /*version=*/"1.9.4",
+    /*version=*/"1.9.5",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,

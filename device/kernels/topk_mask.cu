@@ -2,10 +2,10 @@
 // Order: larger value first; equal values, lower index first; NaN below every number (-inf
 // included), NaNs among themselves by index.
 //
-// Plans, by row length: a group of lanes (up to a warp) per row up to kGroupMaxCols, one block
-// per row below kStreamMinCols, both holding the row in registers and selecting with
-// topk_select.cuh, and for 2 <= k <= 16 the sorting-network plans of topk_sorted.cu first where
-// they measured faster. Rows of kStreamMinCols and more stream through one block each
+// Plans, by row length: a group of lanes (up to a warp) per row up to kGroupMaxCols, for k > 16
+// a whole warp per row up to kWarpRowMaxCols, one block per row below kStreamMinCols, all
+// holding the row in registers and selecting with topk_select.cuh, and for 2 <= k <= 16 the
+// sorting-network plans of topk_sorted.cu first where they measured faster. Rows of kStreamMinCols and more stream through one block each
 // (topk_stream.cuh) for 2 <= k <= kStreamMaxK; beyond kStreamMaxK, and for a few very long
 // rows, they go to the histogram kernels of topk_histogram.cu, which re-read the row once per
 // pass. k = 1 streams its rows through lane groups or blocks (topk_first.cuh), but for the
@@ -30,7 +30,8 @@ constexpr int kBoundMinSlots = 8;
 // the reduction's cost. Measured on the H200 (tools/bench, 2^28 floats, k = 1, 8, 64, before
 // the candidates of topk_select.cuh): at 128 to 512 columns 16 keys a lane beat 8 and 32, and
 // at 1024 columns a warp of 32-key lanes (110 registers) ran at 0.20-0.24 of copy bandwidth
-// where a block per row ran at 0.34-0.39, so rows beyond 512 go to topk_by_block.
+// where a block per row ran at 0.34-0.39, so rows beyond 512 go to topk_by_block (but for
+// k > 16, since the whole warps pack their candidates: kWarpRowMaxCols).
 constexpr uint32_t kGroupMaxCols = 512;
 constexpr uint32_t kGroupSlots = 16;
 // Rows of at most 32 columns: 8 keys a lane (4 lanes at 32 columns), which ran at 0.46 (k = 1)
@@ -38,12 +39,17 @@ constexpr uint32_t kGroupSlots = 16;
 constexpr uint32_t kShortRowMaxCols = 32;
 constexpr uint32_t kShortRowSlots = 8;
 
-template <unsigned G, int VPT>
-__global__ void __launch_bounds__(kBlock)
+template <unsigned G, int VPT, unsigned kThreads = kBlock>
+__global__ void __launch_bounds__(kThreads)
     topk_by_group(size_t rows, uint32_t cols, uint32_t k, const float* x, float* mask) {
   LaneTeam<G> team;
   const unsigned group = threadIdx.x / G;
-  constexpr size_t kRowsPerBlock = kBlock / G;
+  constexpr size_t kRowsPerBlock = kThreads / G;
+  // A whole warp of 32 keys a lane or more packs the candidates of large k in shared memory
+  // (topk_select.cuh).
+  constexpr unsigned kStoreWarps = G == 32 && VPT >= 32 ? kThreads / 32 : 1;
+  __shared__ uint32_t candidates[kStoreWarps][kSharedSlots * 32];
+  uint32_t* const store = G == 32 && VPT >= 32 ? candidates[threadIdx.x / 32] : nullptr;
   // Uniform over the block, so every lane of a warp takes the same trips.
   for (size_t first = blockIdx.x * kRowsPerBlock; first < rows;
        first += static_cast<size_t>(gridDim.x) * kRowsPerBlock) {
@@ -52,9 +58,22 @@ __global__ void __launch_bounds__(kBlock)
     const float* xr = x + (live ? row * cols : 0);
     uint32_t key[VPT];
     load_keys<VPT>(key, xr, team.member, G, live ? cols : 0u);
-    topk_row<VPT>(team, key, cols, k, VPT >= kBoundMinSlots, live, mask + (live ? row * cols : 0));
+    topk_row<VPT>(team, key, cols, k, VPT >= kBoundMinSlots, live, mask + (live ? row * cols : 0),
+                  store);
   }
 }
+
+// For k > kRegisterCandidatesMaxK, rows of kGroupMaxCols + 1 to kWarpRowMaxCols: a whole warp
+// a row, 32, 64 or 128 keys a lane, its candidates packed in shared memory (topk_select.cuh),
+// where the block rows' search steps each waited on a barrier. Rows of more than 2048 columns
+// (128 keys a lane, 160 registers: blocks of kWideWarpRowThreads, 12 warps a multiprocessor)
+// only for k <= kWideWarpRowMaxK: at k = 128 its candidates overflow, and it ran 0.52-0.53 of
+// copy bandwidth at 4K as the block rows did. Rows of 8K columns keep the block rows: a warp
+// cannot hold them in registers, and a warp reading its row twice (topk_sorted_warp.cuh)
+// missed L2 on the second read at k <= 8.
+constexpr uint32_t kWarpRowMaxCols = 4096;
+constexpr uint32_t kWideWarpRowMaxK = 64;
+constexpr unsigned kWideWarpRowThreads = 128;
 
 // Rows up to kBlockRowMaxCols: one block per row, kBlockRowSlots keys per thread. At 4096 to
 // 16384 columns this ran at 0.50-0.72 of copy bandwidth on the H200, the streaming kernel of
@@ -92,10 +111,10 @@ __global__ void __launch_bounds__(kBlock) fill_kernel(float* out, size_t n, floa
   }
 }
 
-template <unsigned G, int VPT>
+template <unsigned G, int VPT, unsigned kThreads = kBlock>
 void launch_group(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k, const float* x,
                   float* mask) {
-  topk_by_group<G, VPT><<<grid_for(rows, kBlock / G), kBlock, 0, s>>>(rows, cols, k, x, mask);
+  topk_by_group<G, VPT, kThreads><<<grid_for(rows, kThreads / G), kThreads, 0, s>>>(rows, cols, k, x, mask);
 }
 
 // G = the lanes that give each `slots` keys (at most 32); a row of at most `slots` columns is
@@ -173,6 +192,17 @@ int topk_mask(void* stream, uint32_t rows, uint32_t cols, uint32_t k, const floa
   }
   int status = 0;
   if (topk_sorted_plan(s, rows, cols, k, x, mask, status)) return status;
+  if (k > kRegisterCandidatesMaxK && cols > kGroupMaxCols &&
+      (cols <= 32 * 64 || (cols <= kWarpRowMaxCols && k <= kWideWarpRowMaxK))) {
+    if (cols <= 32 * 32) {
+      launch_group<32, 32>(s, rows, cols, k, x, mask);
+    } else if (cols <= 32 * 64) {
+      launch_group<32, 64>(s, rows, cols, k, x, mask);
+    } else {
+      launch_group<32, 128, kWideWarpRowThreads>(s, rows, cols, k, x, mask);
+    }
+    return launch_status();
+  }
   if (cols <= kGroupMaxCols) {
     if (launch_group_plan(s, rows, cols, k, x, mask) != 0) return 1;
   } else if (cols <= kBlockRowMaxCols) {

@@ -26,6 +26,19 @@ namespace tapecheck_cuda {
 // Two registers of candidates a thread: four were up to 5% slower at k = 1 and 8 on the H200
 // and no faster at k = 64, where both overflow often and the search counts every key.
 constexpr int kCandidates = 2;
+// Above kRegisterCandidatesMaxK, a whole warp given shared memory packs the row's candidates
+// together there instead, kSharedSlots a lane, so that how they fall among the lanes does not
+// matter: at k = 64 about 70-90 keys pass the chunks' bound, a few a lane on average but more
+// than two on some lane of most rows, and the search then counted every key. Measured on an
+// H200 (ours/copy, k = 17, 32, 64), a warp a row packing its candidates ran 0.82-0.86 at 1K-2K
+// columns and 0.78-0.80 at 4K, where the block rows ran 0.52-0.69 and 0.59-0.63
+// (tools/bench/results/2026-12-01-h200-1.9.5-candidates/). Not kept: block teams packing
+// theirs (0.53-0.59 against 0.57-0.63 at 4K-8K: a block's search steps wait on barriers more
+// than on counting) and a block handing both searches to one warp over shared memory
+// (0.16-0.40 at 1K-8K; ncu at 1K, k = 17: 3,450 warp instructions a row, and warps waiting at
+// a barrier for 42% of the cycles between two issues).
+constexpr uint32_t kRegisterCandidatesMaxK = 16;
+constexpr int kSharedSlots = 4;
 
 // t holds the bits above `bit` that every value in [low, high] shares; the search goes on from
 // `bit` (-1: low == high, nothing left to find).
@@ -88,6 +101,32 @@ __device__ uint32_t bound_from_maxima(Team& team, const uint32_t (&chunk_max)[kC
   return ::max(low, bound);
 }
 
+// Packs the team's keys >= low into store (kSharedSlots * team.size entries, in no particular
+// order: only counts are taken from them) and loads member m's share, the entries m, m + size,
+// ... (0 past the last). False, uniform over the team, when they do not fit.
+template <int VPT, class Team>
+__device__ bool gather_shared(Team& team, const uint32_t (&key)[VPT], uint32_t low, uint32_t* store,
+                              uint32_t (&cand)[kSharedSlots]) {
+  uint32_t mine = 0;
+#pragma unroll
+  for (int i = 0; i < VPT; ++i) mine += key[i] >= low ? 1u : 0u;
+  uint32_t total;
+  uint32_t pos = team.exclusive_sum(mine, total);
+  if (total > kSharedSlots * team.size) return false;
+#pragma unroll
+  for (int i = 0; i < VPT; ++i) {
+    if (key[i] >= low) store[pos++] = key[i];
+  }
+  team.sync();
+#pragma unroll
+  for (int c = 0; c < kSharedSlots; ++c) {
+    const uint32_t at = team.member + static_cast<uint32_t>(c) * team.size;
+    cand[c] = at < total ? store[at] : 0u;
+  }
+  team.sync();  // the team's next row rewrites the store
+  return true;
+}
+
 // Writes the mask of one row, given t and `done` from a search: with `done`, exactly k keys are
 // >= t; without it, t == T (the k-th largest key). key[i] is entry member + i * team.size (0
 // past the row's end); `live` is false for a team without a row (it still joins the
@@ -130,14 +169,18 @@ __device__ void write_row_mask(Team& team, const uint32_t (&key)[VPT], uint32_t 
   }
 }
 
-// Searches T and writes the mask of one row (arguments as write_row_mask's).
+// Searches T and writes the mask of one row (arguments as write_row_mask's). `store`: shared
+// memory for kSharedSlots candidates a member of a whole warp, or nullptr (then they stay in
+// registers).
 template <int VPT, class Team>
 __device__ void topk_row(Team& team, const uint32_t (&key)[VPT], uint32_t cols, uint32_t k,
-                         bool bound_allowed, bool live, float* mask_row) {
+                         bool bound_allowed, bool live, float* mask_row, uint32_t* store = nullptr) {
   // Maxima of kChunks interleaved chunks of each member's slots (0 for a chunk of padding), and
   // the smallest key: T is at least that (k < cols). Padding (key 0) leaves the maxima alone
   // and can only lower the smallest key, which stays a bound.
-  constexpr int kChunks = VPT >= 4 ? 4 : VPT;
+  // Lanes of 128 keys (a warp a row of 4K columns) take 8 chunks of 16: with 4 chunks of 32, the
+  // chunks' bound at k = 64 would let through about as many keys as a warp packs (128).
+  constexpr int kChunks = VPT >= 128 ? 8 : (VPT >= 4 ? 4 : VPT);
   uint32_t chunk_max[kChunks];
   uint32_t mine_min = ~0u;
 #pragma unroll
@@ -155,17 +198,20 @@ __device__ void topk_row(Team& team, const uint32_t (&key)[VPT], uint32_t cols, 
   uint32_t low = team.min(mine_min);
   if (!live) low = 0u;
   const bool bounded = bound_allowed && k <= team.size * kChunks;  // uniform over the team
+  const bool shared = Team::kPacksCandidates && bounded && store != nullptr && k > kRegisterCandidatesMaxK;
   // Registers hold kCandidates keys a member, so a tighter bound would rarely gather them all
   // where the members' is weak: chunks' bounds at k = 64 on 1K-2K columns lost 0.07-0.12 of
   // copy bandwidth on the H200 (tools/bench/results/2026-12-01-h200-kernels-1.9.3-topk/).
-  if (bounded) low = bound_from_maxima(team, chunk_max, mine_max, high, low, k, live, k <= team.size);
+  // Packed candidates take the chunks' bound: k > 16 keys would pass a warp's weaker one.
+  const bool per_member = !shared && k <= team.size;
+  if (bounded) low = bound_from_maxima(team, chunk_max, mine_max, high, low, k, live, per_member);
 
   // The candidates of this member, kept while there is room; empty slots hold 0.
   uint32_t cand_key[kCandidates];
   uint32_t cand_count = 0;
 #pragma unroll
   for (int c = 0; c < kCandidates; ++c) cand_key[c] = 0u;
-  if (bounded) {
+  if (bounded && !shared) {
 #pragma unroll
     for (int i = 0; i < VPT; ++i) {
       if (key[i] >= low) {
@@ -176,14 +222,24 @@ __device__ void topk_row(Team& team, const uint32_t (&key)[VPT], uint32_t cols, 
       }
     }
   }
-  const bool gathered = bounded && team.every(cand_count <= kCandidates);
+  const bool gathered = bounded && !shared && team.every(cand_count <= kCandidates);
+  uint32_t shared_key[kSharedSlots];
+  bool gathered_shared = false;
+  if constexpr (Team::kPacksCandidates) {
+    if (shared) gathered_shared = gather_shared(team, key, low, store, shared_key);
+  }
 
   bool done = !live;
   const SearchStart start = common_prefix(low, high);
   uint32_t t;
-  if (gathered) {
-    // For c > low the candidates are every key >= c. For c <= low the count is at least k
-    // (T >= low) but not known exactly, so it must not end the search: k + 1 stands for it.
+  // For c > low the candidates are every key >= c. For c <= low the count is at least k
+  // (T >= low) but not known exactly, so it must not end the search: k + 1 stands for it.
+  if (gathered_shared) {
+    t = search_down(team, start, k, done, [&](uint32_t c) {
+      const uint32_t n = team.count_at_least(shared_key, c);
+      return c <= low ? k + 1u : n;
+    });
+  } else if (gathered) {
     t = search_down(team, start, k, done, [&](uint32_t c) {
       const uint32_t n = team.count_at_least(cand_key, c);
       return c <= low ? k + 1u : n;

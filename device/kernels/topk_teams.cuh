@@ -19,6 +19,8 @@ template <unsigned G>
 struct LaneTeam {
   static constexpr bool kWholeWarp = G == 32;
   static constexpr unsigned size = G;
+  // topk_row may pack this team's candidates in shared memory (exclusive_sum): whole warps.
+  static constexpr bool kPacksCandidates = kWholeWarp;
   unsigned member;  // this lane's index in its group
   uint32_t bits;    // the group's lanes within the warp
   uint32_t below;   // the group's lanes below this one
@@ -89,6 +91,21 @@ struct LaneTeam {
 
   // How many members below this one have p.
   __device__ uint32_t rank(bool p) const { return __popc(__ballot_sync(kFullWarp, p) & below); }
+
+  // The sum of v over the members below this one, and in `total` over the team (whole warps).
+  __device__ uint32_t exclusive_sum(uint32_t v, uint32_t& total) const {
+    static_assert(kWholeWarp, "lane groups have no prefix sums");
+    uint32_t upto = v;
+#pragma unroll
+    for (unsigned off = 1; off < 32; off <<= 1) {
+      const uint32_t w = __shfl_up_sync(kFullWarp, upto, off);
+      if (member >= off) upto += w;
+    }
+    total = __shfl_sync(kFullWarp, upto, 31);
+    return upto - v;
+  }
+  // Orders the team's shared-memory writes before its reads.
+  __device__ void sync() const { __syncwarp(); }
 };
 
 // Shared memory of a block team: two buffers of per-warp partials, used alternately so that
@@ -101,6 +118,9 @@ struct BlockTeamScratch {
 
 // All threads of a block (a multiple of 32, at most 1024).
 struct BlockTeam {
+  // The candidates stay in registers: handing a block's searches to one warp over shared
+  // memory lost (topk_select.cuh, kRegisterCandidatesMaxK).
+  static constexpr bool kPacksCandidates = false;
   BlockTeamScratch* s;
   unsigned size, member, lane, warp, warps;
   unsigned phase = 0;
