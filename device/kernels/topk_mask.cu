@@ -67,8 +67,9 @@ __global__ void __launch_bounds__(kThreads)
 // a row, 32, 64 or 128 keys a lane, its candidates packed in shared memory (topk_select.cuh),
 // where the block rows' search steps each waited on a barrier. Rows of more than 2048 columns
 // (128 keys a lane, 160 registers: blocks of kWideWarpRowThreads, 12 warps a multiprocessor)
-// only for k <= kWideWarpRowMaxK: at k = 128 its candidates overflow, and it ran 0.52-0.53 of
-// copy bandwidth at 4K as the block rows did. Rows of 8K columns keep the block rows: a warp
+// only for k <= kWideWarpRowMaxK: beyond, its candidates would outgrow the 128 slots (about 170
+// at k = 128 on data in random order, an estimate) and each search step count 128 keys a lane;
+// it was not measured there. Rows of 8K columns keep the block rows: a warp
 // cannot hold them in registers, and a warp reading its row twice (topk_sorted_warp.cuh)
 // missed L2 on the second read at k <= 8.
 constexpr uint32_t kWarpRowMaxCols = 4096;

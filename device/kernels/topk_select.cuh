@@ -28,14 +28,15 @@ namespace tapecheck_cuda {
 constexpr int kCandidates = 2;
 // Above kRegisterCandidatesMaxK, a whole warp given shared memory packs the row's candidates
 // together there instead, kSharedSlots a lane, so that how they fall among the lanes does not
-// matter: at k = 64 about 70-90 keys pass the chunks' bound, a few a lane on average but more
-// than two on some lane of most rows, and the search then counted every key. Measured on an
-// H200 (ours/copy, k = 17, 32, 64), a warp a row packing its candidates ran 0.82-0.86 at 1K-2K
-// columns and 0.78-0.80 at 4K, where the block rows ran 0.52-0.69 and 0.59-0.63
-// (tools/bench/results/2026-12-01-h200-1.9.5-candidates/). Not kept: block teams packing
-// theirs (0.53-0.59 against 0.57-0.63 at 4K-8K: a block's search steps wait on barriers more
-// than on counting) and a block handing both searches to one warp over shared memory
-// (0.16-0.40 at 1K-8K; ncu at 1K, k = 17: 3,450 warp instructions a row, and warps waiting at
+// matter: by an estimate for data in random order, about 70-90 keys pass the chunks' bound at
+// k = 64, a few a lane on average but more than two on some lane of most rows, whose search
+// then counts every key. Measured on an H200 (ours/copy, k = 17, 32, 64), a warp a row packing
+// its candidates ran 0.82-0.86 at 1K-2K columns and 0.78-0.80 at 4K, where the block rows ran
+// 0.52-0.69 and 0.59-0.63 (tools/bench/results/2026-12-01-h200-1.9.5-candidates/). Not kept:
+// block teams packing theirs (0.53-0.59 against 0.57-0.63 at 4K-8K; as we read it, a block's
+// search steps wait on their barriers more than on the counting) and a block handing both
+// searches to one warp over shared memory
+// (0.16-0.47 at 1K-8K; ncu at 1K, k = 17: 3,450 warp instructions a row, and warps waiting at
 // a barrier for 42% of the cycles between two issues).
 constexpr uint32_t kRegisterCandidatesMaxK = 16;
 constexpr int kSharedSlots = 4;
@@ -178,8 +179,9 @@ __device__ void topk_row(Team& team, const uint32_t (&key)[VPT], uint32_t cols, 
   // Maxima of kChunks interleaved chunks of each member's slots (0 for a chunk of padding), and
   // the smallest key: T is at least that (k < cols). Padding (key 0) leaves the maxima alone
   // and can only lower the smallest key, which stays a bound.
-  // Lanes of 128 keys (a warp a row of 4K columns) take 8 chunks of 16: with 4 chunks of 32, the
-  // chunks' bound at k = 64 would let through about as many keys as a warp packs (128).
+  // Lanes of 128 keys (a warp a row of 4K columns) take 8 chunks of 16: by an estimate for data
+  // in random order, 4 chunks of 32 would let about 90 keys through at k = 64, near the 128 a
+  // warp packs, and 8 of 16 about 75.
   constexpr int kChunks = VPT >= 128 ? 8 : (VPT >= 4 ? 4 : VPT);
   uint32_t chunk_max[kChunks];
   uint32_t mine_min = ~0u;
