@@ -41,6 +41,12 @@ const tapecheck_kernels_v1 kTable = {
     // 1.9.3: 1.9.2 with topk_mask's streamed rows gathered by 16-byte loads, in blocks of 512
     //        threads, bounded by chunk maxima for k > 128, and taking every row of 16K columns
     //        or more for 2 <= k <= 2048 (the cluster plan of topk_sorted_cluster.cu removed).
+    // 1.9.4: 1.9.3 with topk_mask's rows of 513-2048 columns in whole warps for 2 <= k <= 16,
+    //        and of 1025-16383 in a warp reading its row in chunks for 9 <= k <= 16
+    //        (topk_sorted_warp.cuh); k = 1 two rows a lane on rows of up to 32 columns; layer
+    //        norm's forward rows past 16K floats held across a cluster.
+    // 1.9.5: 1.9.4 with topk_mask's rows of 513-2048 columns, and of 2049-4096 for k <= 64, in
+    //        whole warps for k > 16, their candidates packed in shared memory (topk_select.cuh).
     /*version=*/"1.9.5",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,

@@ -5,10 +5,10 @@
 // Plans, by row length: a group of lanes (up to a warp) per row up to kGroupMaxCols, for k > 16
 // a whole warp per row up to kWarpRowMaxCols, one block per row below kStreamMinCols, all
 // holding the row in registers and selecting with topk_select.cuh, and for 2 <= k <= 16 the
-// sorting-network plans of topk_sorted.cu first where they measured faster. Rows of kStreamMinCols and more stream through one block each
-// (topk_stream.cuh) for 2 <= k <= kStreamMaxK; beyond kStreamMaxK, and for a few very long
-// rows, they go to the histogram kernels of topk_histogram.cu, which re-read the row once per
-// pass. k = 1 streams its rows through lane groups or blocks (topk_first.cuh), but for the
+// sorting-network plans of topk_sorted.cu first where they measured faster. Rows of
+// kStreamMinCols and more stream through one block each (topk_stream.cuh) for
+// 2 <= k <= kStreamMaxK; beyond kStreamMaxK, and for a few very long rows, they go to the
+// histogram kernels of topk_histogram.cu, which re-read the row once per pass. k = 1 streams its rows through lane groups or blocks (topk_first.cuh), but for the
 // split of a few very long rows.
 #include "common.cuh"
 #include "entry.h"
@@ -69,9 +69,9 @@ __global__ void __launch_bounds__(kThreads)
 // (128 keys a lane, 160 registers: blocks of kWideWarpRowThreads, 12 warps a multiprocessor)
 // only for k <= kWideWarpRowMaxK: beyond, its candidates would outgrow the 128 slots (about 170
 // at k = 128 on data in random order, an estimate) and each search step count 128 keys a lane;
-// it was not measured there. Rows of 8K columns keep the block rows: a warp
-// cannot hold them in registers, and a warp reading its row twice (topk_sorted_warp.cuh)
-// missed L2 on the second read at k <= 8.
+// it was not measured there. Rows of 8K columns keep the block rows: a warp cannot hold them in
+// registers, and a warp reading its row twice (topk_sorted_warp.cuh) missed L2 on the second
+// read at k <= 8.
 constexpr uint32_t kWarpRowMaxCols = 4096;
 constexpr uint32_t kWideWarpRowMaxK = 64;
 constexpr unsigned kWideWarpRowThreads = 128;

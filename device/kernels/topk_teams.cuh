@@ -118,8 +118,8 @@ struct BlockTeamScratch {
 
 // All threads of a block (a multiple of 32, at most 1024).
 struct BlockTeam {
-  // The candidates stay in registers: handing a block's searches to one warp over shared
-  // memory lost (topk_select.cuh, kRegisterCandidatesMaxK).
+  // The candidates stay in registers: packing a block's candidates in shared memory, or handing
+  // its searches to one warp, lost (topk_select.cuh, kRegisterCandidatesMaxK).
   static constexpr bool kPacksCandidates = false;
   BlockTeamScratch* s;
   unsigned size, member, lane, warp, warps;
