@@ -47,9 +47,9 @@ __global__ void __launch_bounds__(kThreads)
   constexpr size_t kRowsPerBlock = kThreads / G;
   // A whole warp of 32 keys a lane or more packs the candidates of large k in shared memory
   // (topk_select.cuh).
-  constexpr unsigned kStoreWarps = G == 32 && VPT >= 32 ? kThreads / 32 : 1;
-  __shared__ uint32_t candidates[kStoreWarps][kSharedSlots * 32];
-  uint32_t* const store = G == 32 && VPT >= 32 ? candidates[threadIdx.x / 32] : nullptr;
+  constexpr bool kPacks = G == 32 && VPT >= 32;
+  __shared__ uint32_t candidates[kPacks ? kThreads / 32 : 1][kSharedSlots * 32];
+  uint32_t* const store = kPacks ? candidates[threadIdx.x / 32] : nullptr;
   // Uniform over the block, so every lane of a warp takes the same trips.
   for (size_t first = blockIdx.x * kRowsPerBlock; first < rows;
        first += static_cast<size_t>(gridDim.x) * kRowsPerBlock) {

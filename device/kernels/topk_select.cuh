@@ -236,16 +236,16 @@ __device__ void topk_row(Team& team, const uint32_t (&key)[VPT], uint32_t cols, 
   uint32_t t;
   // For c > low the candidates are every key >= c. For c <= low the count is at least k
   // (T >= low) but not known exactly, so it must not end the search: k + 1 stands for it.
+  auto search_candidates = [&](const auto& cand) {
+    return search_down(team, start, k, done, [&](uint32_t c) {
+      const uint32_t n = team.count_at_least(cand, c);
+      return c <= low ? k + 1u : n;
+    });
+  };
   if (gathered_shared) {
-    t = search_down(team, start, k, done, [&](uint32_t c) {
-      const uint32_t n = team.count_at_least(shared_key, c);
-      return c <= low ? k + 1u : n;
-    });
+    t = search_candidates(shared_key);
   } else if (gathered) {
-    t = search_down(team, start, k, done, [&](uint32_t c) {
-      const uint32_t n = team.count_at_least(cand_key, c);
-      return c <= low ? k + 1u : n;
-    });
+    t = search_candidates(cand_key);
   } else {
     t = search_down(team, start, k, done, [&](uint32_t c) { return team.count_at_least(key, c); });
   }

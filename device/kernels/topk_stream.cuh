@@ -110,12 +110,7 @@ __device__ __forceinline__ void stream_append(StreamScratch& sh, uint32_t lane, 
                                               const uint32_t (&index)[N]) {
   // The lane's first slot: the warp's reservation plus the lanes below it (a scan).
   const uint32_t taken = static_cast<uint32_t>(__popc(take));
-  uint32_t upto = taken;
-#pragma unroll
-  for (unsigned off = 1; off < 32; off <<= 1) {
-    const uint32_t v = __shfl_up_sync(kFullWarp, upto, off);
-    if (lane >= off) upto += v;
-  }
+  const uint32_t upto = warp_inclusive_sum(taken, lane);
   uint32_t base = 0;
   if (lane == 31) base = atomicAdd(&sh.count, upto);
   uint32_t pos = __shfl_sync(kFullWarp, base, 31) + upto - taken;

@@ -12,6 +12,16 @@ namespace tapecheck_cuda {
 
 constexpr uint32_t kFullWarp = 0xffffffffu;
 
+// The sum of v over lanes 0..lane of the warp (every lane calls it).
+__device__ __forceinline__ uint32_t warp_inclusive_sum(uint32_t v, unsigned lane) {
+#pragma unroll
+  for (unsigned off = 1; off < 32; off <<= 1) {
+    const uint32_t w = __shfl_up_sync(kFullWarp, v, off);
+    if (lane >= off) v += w;
+  }
+  return v;
+}
+
 // G lanes of one warp, G a power of two (1: a thread per row); a warp holds 32 / G rows. A
 // whole warp (G == 32) uses the warp-wide reduction instructions; smaller groups combine by
 // shuffles within the group. G is a compile-time constant so that slot offsets are immediates.
@@ -95,12 +105,7 @@ struct LaneTeam {
   // The sum of v over the members below this one, and in `total` over the team (whole warps).
   __device__ uint32_t exclusive_sum(uint32_t v, uint32_t& total) const {
     static_assert(kWholeWarp, "lane groups have no prefix sums");
-    uint32_t upto = v;
-#pragma unroll
-    for (unsigned off = 1; off < 32; off <<= 1) {
-      const uint32_t w = __shfl_up_sync(kFullWarp, upto, off);
-      if (member >= off) upto += w;
-    }
+    const uint32_t upto = warp_inclusive_sum(v, member);
     total = __shfl_sync(kFullWarp, upto, 31);
     return upto - v;
   }
