@@ -5,13 +5,13 @@
 // 0.51-0.57 of copy speed at 16K-64K columns, with the column pass alone at 90% of DRAM
 // bandwidth.)
 //
-// dx is computed as norm_bwd_cluster<false> computes it, on ln_bwd_fused's tile width
-// (kLnFusedUnits units a thread) spread over C blocks (plan_cluster), chosen from cols alone.
+// dx is computed as norm_bwd_cluster<false> computes it, on a tile of kLnClusterUnits units a
+// thread spread over C blocks (plan_cluster), chosen from cols alone.
 //
 // dgamma[j] = sum_r dy*xhat, dbeta[j] = sum_r dy. A column is held by one thread of the
 // cluster in every row the cluster takes, so that thread keeps the column's two double
-// accumulators (in shared memory, laid out as ln_bwd_fused's) and, at the end, writes them as
-// the cluster's partial row. Cluster g takes rows g, g + G, g + 2G, ... in order, with G fixed
+// accumulators (in shared memory, added to in float batches of rows: ln_colsum_batch.cuh)
+// and, at the end, writes them as the cluster's partial row. Cluster g takes rows g, g + G, g + 2G, ... in order, with G fixed
 // from (rows, cols) alone (ln_cluster_count), and ln_colsum_finish adds the G partials of a
 // column in a fixed tree: the bits depend only on the shape. No atomics.
 #pragma once
@@ -34,6 +34,26 @@ constexpr unsigned kLnClusterMaxBlocks = kMaxCluster;
 // copy speed without, 0.407 / 0.329 / 0.272 with (tools/bench/results/
 // 2026-11-30-h200-1.4.0-candidates/).
 constexpr bool kLnClusterPrefetch = true;
+// Units of 4 floats a thread (scalar rows: twice as many floats). 2 up to 1.9.5, as the fused
+// tile: 8 floats a thread, 64 registers, blocks of up to 1024 threads. With 4 (128 registers,
+// blocks of up to 512 threads, the same accumulators' shared memory a multiprocessor) a row's
+// fixed work (reductions, exchange, address arithmetic) is spread over twice the floats, and
+// 16K columns take clusters of 2, which fill all 132 multiprocessors of an H200 (of 4: 124).
+// Measured on an H200, two runs each, ours/copy, both with batches of 8 rows: 16K / 32K / 64K
+// 0.78-0.79 / 0.70-0.71 / 0.66 -> 0.85 / 0.77 / 0.67; ncu at 16K against 1.9.5: 407M -> 252M
+// warp instructions (tools/bench/results/2026-12-01-h200-1.9.6-candidates/).
+constexpr int kLnClusterUnits = 4;
+
+// Floats a thread of the tile holds, and the most threads a block of it: 64 registers a thread
+// up to 8 floats, 128 beyond (__launch_bounds__ below, and one or two blocks a
+// multiprocessor in ln_cluster_count).
+__host__ __device__ constexpr int ln_cluster_floats(int V) {
+  return V == 4 ? 4 * kLnClusterUnits : 2 * kLnClusterUnits;
+}
+__host__ __device__ constexpr unsigned ln_cluster_max_threads(int floats) {
+  return floats <= 8 ? 1024 : 512;
+}
+
 // One row a cluster a turn. Two (one exchange and one accumulator update for both, as
 // ln_bwd_fused's R at 8K) spilled 48 bytes a thread at 64 registers and measured slower on an
 // H200 (ours/copy, 16K / 32K / 64K: 0.77 / 0.71 / 0.66 -> 0.72 / 0.65 / 0.55), as did loading
@@ -41,7 +61,7 @@ constexpr bool kLnClusterPrefetch = true;
 // (tools/bench/results/2026-12-01-h200-kernels-1.9.2-layer-norm-bwd/).
 
 template <int N, int V, bool kVec>
-__global__ void __launch_bounds__(1024, 1)
+__global__ void __launch_bounds__(ln_cluster_max_threads(N * V), 1)
     ln_bwd_cluster(const float* __restrict__ dy, const float* __restrict__ xhat,
                    const float* __restrict__ inv_std, const float* __restrict__ gamma,
                    float* __restrict__ dx, double2* __restrict__ partial, size_t rows,
@@ -55,17 +75,8 @@ __global__ void __launch_bounds__(1024, 1)
   const unsigned lane = cl.block_rank() * blockDim.x + threadIdx.x;
   const size_t clusters = gridDim.x / C;
   const double n = static_cast<double>(cols);
-  auto at = [&](int s, int i, int k) -> double& {
-    return acc[((static_cast<unsigned>(s) * N + i) * V + k) * blockDim.x + threadIdx.x];
-  };
-#pragma unroll
-  for (int i = 0; i < N; ++i) {
-#pragma unroll
-    for (int k = 0; k < V; ++k) {
-      at(0, i, k) = 0.0;
-      at(1, i, k) = 0.0;
-    }
-  }
+  ColumnSums<N, V, true> colsums;
+  colsums.start(acc, kLnBatchRowsWide);
   unsigned turn = 0;  // the cluster's rows so far
   mailbox_open(mail);
 
@@ -94,14 +105,13 @@ __global__ void __launch_bounds__(1024, 1)
         for (int k = 0; k < V; ++k) {
           g[k] = d[i][k] * gm[k];
           gx[k] = g[k] * h[i][k];
-          const double dd = static_cast<double>(d[i][k]);
-          at(0, i, k) = fma(dd, static_cast<double>(h[i][k]), at(0, i, k));  // exact product
-          at(1, i, k) += dd;
         }
         sums[0] += static_cast<double>(unit_sum<V>(g));
         sums[1] += static_cast<double>(unit_sum<V>(gx));
+        colsums.add(i, d[i], h[i]);
       }
     }
+    colsums.row_done(kLnBatchRowsWide);
     cluster_sums<2>(sums, wsum, mail, turn);
     const float mean_g = static_cast<float>(sums[0] / n);
     const float mean_gx = static_cast<float>(sums[1] / n);
@@ -121,6 +131,7 @@ __global__ void __launch_bounds__(1024, 1)
     }
   }
 
+  colsums.flush();
   // The cluster's partial row: each column has one holder, so no adding across threads.
   double2* out = partial + (blockIdx.x / C) * static_cast<size_t>(cols);
 #pragma unroll
@@ -128,7 +139,7 @@ __global__ void __launch_bounds__(1024, 1)
 #pragma unroll
     for (int k = 0; k < V; ++k) {
       const size_t j = static_cast<size_t>(i * RT + lane) * V + k;
-      if (j < cols) out[j] = make_double2(at(0, i, k), at(1, i, k));
+      if (j < cols) out[j] = make_double2(colsums.at(0, i, k), colsums.at(1, i, k));
     }
   }
   cl.sync();  // no block leaves while another's sends may still be in flight
@@ -151,9 +162,9 @@ constexpr size_t kH200Clusters[2][kMaxCluster - 1] = {
     {132, 79, 62, 47, 39, 32, 30}};  // 2 blocks
 
 inline size_t ln_cluster_count(const ClusterTile& ct, size_t rows) {
-  // Up to 512 threads, two blocks fit a multiprocessor: 64 registers a thread, 64 KiB of
-  // accumulators a block.
-  const size_t per_sm = ct.T <= 512 ? 2 : 1;
+  // Up to half the most threads, two blocks fit a multiprocessor: registers for 1024 threads
+  // at 64 a thread or 512 at 128, and at most 64 KiB of accumulators a block.
+  const size_t per_sm = 2 * ct.T <= ln_cluster_max_threads(ln_cluster_floats(ct.V)) ? 2 : 1;
   size_t g = kH200Clusters[per_sm - 1][ct.C - 2];
   if (g > rows) g = rows;
   return g < 1 ? 1 : g;
@@ -164,9 +175,9 @@ bool launch_ln_bwd_cluster(const ClusterTile& ct, size_t G, cudaStream_t s, cons
                            const float* xhat, const float* inv_std, const float* gamma, float* dx,
                            double2* partial, size_t rows, uint32_t cols) {
   auto k = ln_bwd_cluster<N, V, kVec>;
-  // Raised to what the instantiation can need at most (1024 threads), the same value from
+  // Raised to what the instantiation can need at most (its most threads), the same value from
   // every caller (ln_bwd_fused.cuh says why).
-  constexpr size_t kMostSmem = sizeof(double) * 2 * N * V * 1024;
+  constexpr size_t kMostSmem = sizeof(double) * 2 * N * V * ln_cluster_max_threads(N * V);
   cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kMostSmem));
   const size_t smem = sizeof(double) * 2 * N * V * ct.T;
   return launch_clusters(k, ct, G, smem, s, dy, xhat, inv_std, gamma, dx, partial, rows, cols);
@@ -178,8 +189,8 @@ inline bool ln_bwd_clustered(cudaStream_t s, Scratch& scratch, size_t rows, uint
                              const float* dy, const float* xhat, const float* inv_std,
                              const float* gamma, float* dx, float* dgamma, float* dbeta) {
   ClusterTile ct;
-  if (!kUseLnCluster || rows == 0 || !plan_cluster(cols, kLnFusedUnits, ct) ||
-      ct.C > kLnClusterMaxBlocks) {
+  if (!kUseLnCluster || rows == 0 || !plan_cluster(cols, kLnClusterUnits, ct) ||
+      ct.C > kLnClusterMaxBlocks || ct.T > ln_cluster_max_threads(ln_cluster_floats(ct.V))) {
     return false;
   }
   const size_t G = ln_cluster_count(ct, rows);
@@ -188,15 +199,15 @@ inline bool ln_bwd_clustered(cudaStream_t s, Scratch& scratch, size_t rows, uint
   bool launched;
   if (ct.V == 4) {
     if (aligned16(dy) && aligned16(xhat) && aligned16(dx) && aligned16(gamma)) {
-      launched = launch_ln_bwd_cluster<kLnFusedUnits, 4, true>(ct, G, s, dy, xhat, inv_std, gamma,
-                                                               dx, partial, rows, cols);
+      launched = launch_ln_bwd_cluster<kLnClusterUnits, 4, true>(ct, G, s, dy, xhat, inv_std,
+                                                                 gamma, dx, partial, rows, cols);
     } else {
-      launched = launch_ln_bwd_cluster<kLnFusedUnits, 4, false>(ct, G, s, dy, xhat, inv_std, gamma,
-                                                                dx, partial, rows, cols);
+      launched = launch_ln_bwd_cluster<kLnClusterUnits, 4, false>(ct, G, s, dy, xhat, inv_std,
+                                                                  gamma, dx, partial, rows, cols);
     }
   } else {
-    launched = launch_ln_bwd_cluster<2 * kLnFusedUnits, 1, false>(ct, G, s, dy, xhat, inv_std,
-                                                                  gamma, dx, partial, rows, cols);
+    launched = launch_ln_bwd_cluster<2 * kLnClusterUnits, 1, false>(ct, G, s, dy, xhat, inv_std,
+                                                                    gamma, dx, partial, rows, cols);
   }
   if (!launched) return false;
   launch_ln_colsum_finish(s, partial, G, cols, dgamma, dbeta);

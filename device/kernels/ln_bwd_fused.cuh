@@ -7,12 +7,9 @@
 // tile, so the last bits may differ from what the separate passes give).
 //
 // dgamma[j] = sum_r dy*xhat, dbeta[j] = sum_r dy. Each thread holds the same columns in every
-// row it visits (the tile is fixed for the launch), so it keeps one accumulator per column it
-// holds and adds each visited row's terms to it. The accumulators are doubles, as the old
-// column kernel's sums were (the float product dy*xhat is exact in double, and a sum of huge
-// terms overflows or cancels exactly as before); they live in shared memory, laid out
-// [sum][unit][component][thread] so that a warp's accesses are consecutive doubles, because
-// 16 or more doubles a thread do not fit the 64 registers a thread has at full occupancy.
+// row it visits (the tile is fixed for the launch), so it keeps a double accumulator per sum
+// and column it holds, in shared memory (ln_colsum_batch.cuh: block rows add their rows'
+// terms in float batches first, warp tiles add each row's exact products).
 //
 // Determinism: block b visits row iterations b, b + G, b + 2G, ... in order, G fixed from
 // (rows, cols) alone (plan_ln_fused_grid); at its end it adds the accumulators of the threads
@@ -20,6 +17,7 @@
 // [b][cols]; ln_colsum_finish adds the G partials of a column in a fixed tree. No atomics.
 #pragma once
 
+#include "ln_colsum_batch.cuh"
 #include "norm_tiles.cuh"
 
 namespace tapecheck_cuda {
@@ -27,83 +25,59 @@ namespace tapecheck_cuda {
 // The fused tile holds at most 2 units of 4 (or 4 floats) of each of dy and xhat a thread,
 // half of norm_bwd_regs' 4: the doubles of 8 columns x 2 sums x 1024 threads are 128 KiB of
 // shared memory, one such block (or several smaller ones) per multiprocessor. Rows longer
-// than 1024 threads x 8 floats (cols > 8192; > 4096 when cols % 4 != 0) keep the separate
-// column kernel.
+// than 1024 threads x 8 floats (cols > 8192; > 4096 when cols % 4 != 0) go to the clusters
+// (ln_bwd_cluster.cuh) or keep the separate column kernel.
 constexpr int kLnFusedUnits = 2;
 // false: layer_norm_bwd always runs the row kernel, then the separate column sums (as it does
 // for rows past the fused tile).
 constexpr bool kUseLnFused = true;
 // Block rows of at least this many columns prefetch their next row into L2 (row_tiles.cuh,
-// prefetch_rows). Measured on an H200, two runs each, ours/copy: 0.846 -> 0.905, 0.793 ->
-// 0.851 and 0.654 -> 0.716 at 2K, 4K and 8K columns; 0.862 -> 0.870 at 1K and 0.825 -> 0.817
-// at 512 (a block of 64 threads); warp tiles lost 0.25-0.27 at 32 and 128 columns, so never
-// there.
-constexpr uint32_t kLnFusedPrefetchMinCols = 2048;
-// Block rows of at least this many columns (in effect 8K, the widest the fused tile holds:
-// one 1024-thread block a multiprocessor) take kLnPairRows rows an iteration (the kernel's
-// R). Measured on an H200, two runs each, ours/copy (tools/bench/results/
-// 2026-12-01-h200-kernels-1.9.2-layer-norm-bwd/): 8K 0.72 -> 0.81; from 2K or 4K on it lost
-// there (2K 0.93 -> 0.76, 4K 0.86 -> 0.75), where two or four blocks a multiprocessor already
-// overlap one another's barriers.
-constexpr uint32_t kLnPairMinCols = 8192;
-constexpr int kLnPairRows = 2;
+// prefetch_rows). Measured on an H200, two runs each, ours/copy: with each row's terms
+// added to the double accumulators (up to 1.9.5), 0.846 -> 0.905, 0.793 -> 0.851 and 0.654 ->
+// 0.716 at 2K, 4K and 8K columns, 0.862 -> 0.870 at 1K, 0.825 -> 0.817 at 512 (a block of 64
+// threads); warp tiles lost 0.25-0.27 at 32 and 128 columns, so never there. With the batches
+// of ln_colsum_batch.cuh, 2K ran 0.879-0.895 with it and 0.919-0.924 without (the
+// batches' 4K and 8K figures are with it), so from 1.9.6 it starts at 4K.
+constexpr uint32_t kLnFusedPrefetchMinCols = 4096;
+// (1.9.2 to 1.9.5 took two rows an iteration at 8K columns, whose terms were added in
+// registers before one accumulator update: 0.72 -> 0.81 of copy bandwidth there. The float
+// batches do more for the accumulators with one row an iteration: 0.846-0.857.)
+
+// Rows a batch of the column sums (ln_colsum_batch.cuh), from the tile.
+inline unsigned ln_fused_batch_rows(const Tile& t) {
+  return t.threads >= 1024 ? kLnBatchRowsWide : kLnBatchRowsNarrow;
+}
 
 // Every variant is held to 64 registers (1024 resident threads a multiprocessor) so that one
-// wave is a known number of blocks (plan_ln_fused_grid).
-//
-// A row's two sums reduce together (row_sums: one barrier pair, not two). R > 1 (block rows
-// only): a block takes R consecutive rows an iteration, which reduce together (one barrier
-// pair for the 2R sums), and a column adds the R rows' terms in registers before its one
-// update of the shared accumulators. ncu at 8K columns (1.9.0, then 1.9.2): short-scoreboard
-// stalls (waits on the accumulators in shared memory) 4.6 -> 1.8 cycles an instruction, DRAM
-// 50% -> 60% of peak.
-template <bool kBlockRow, int N, int V, bool kVec, int R>
+// wave is a known number of blocks (plan_ln_fused_grid). A row's two sums reduce together
+// (row_sums: one barrier pair, not two).
+template <bool kBlockRow, int N, int V, bool kVec>
 __global__ void __launch_bounds__(kBlockRow ? 1024 : kBlock, kBlockRow ? 1 : 1024 / kBlock)
     ln_bwd_fused(const float* __restrict__ dy, const float* __restrict__ xhat,
                  const float* __restrict__ inv_std, const float* __restrict__ gamma,
                  float* __restrict__ dx, double2* __restrict__ partial, size_t rows,
-                 uint32_t cols, unsigned T) {
-  static_assert(R == 1 || kBlockRow, "warp tiles take one row a slot");
-  __shared__ double ssum[2 * R][32];
+                 uint32_t cols, unsigned T, unsigned batch_rows) {
+  __shared__ double ssum[2][32];
   extern __shared__ double acc[];  // [2][N][V][blockDim.x]
   const unsigned threads = blockDim.x;
   const unsigned lane = kBlockRow ? threadIdx.x : (threadIdx.x & (T - 1));
-  const size_t per_iter = kBlockRow ? R : threads / T;
+  const size_t per_iter = kBlockRow ? 1 : threads / T;
   const size_t slot = kBlockRow ? 0 : threadIdx.x / T;
   const double n = static_cast<double>(cols);
-  // This thread's accumulator of (sum s, unit i, component k).
-  auto at = [&](int s, int i, int k) -> double& {
-    return acc[((static_cast<unsigned>(s) * N + i) * V + k) * threads + threadIdx.x];
-  };
-#pragma unroll
-  for (int i = 0; i < N; ++i) {
-#pragma unroll
-    for (int k = 0; k < V; ++k) {
-      at(0, i, k) = 0.0;
-      at(1, i, k) = 0.0;
-    }
-  }
+  ColumnSums<N, V, kBlockRow> colsums;
+  colsums.start(acc, batch_rows);
 
   for (size_t first = blockIdx.x * per_iter; first < rows; first += gridDim.x * per_iter) {
-    // Row r of the iteration is first + slot + r; a row past the last (R > 1 only) is zeros,
-    // which add nothing to the column sums.
-    bool live[R];
-    float istd[R], d[R][N][V], h[R][N][V];
+    const size_t row = first + slot;
+    const bool live = row < rows;
+    const float istd = live ? __ldg(inv_std + row) : 0.0f;
+    float d[N][V], h[N][V];
 #pragma unroll
-    for (int r = 0; r < R; ++r) {
-      const size_t row = first + slot + r;
-      live[r] = row < rows;
-      istd[r] = live[r] ? __ldg(inv_std + row) : 0.0f;
-#pragma unroll
-      for (int i = 0; i < N; ++i) {
-        const size_t j = static_cast<size_t>(i * T + lane) * V;
-        if (live[r] && j < cols) {
-          load_unit<V, kVec>(dy, row * cols + j, d[r][i]);
-          load_unit<V, kVec>(xhat, row * cols + j, h[r][i]);
-        } else if constexpr (R > 1) {
-#pragma unroll
-          for (int k = 0; k < V; ++k) d[r][i][k] = h[r][i][k] = 0.0f;
-        }
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * T + lane) * V;
+      if (live && j < cols) {
+        load_unit<V, kVec>(dy, row * cols + j, d[i]);
+        load_unit<V, kVec>(xhat, row * cols + j, h[i]);
       }
     }
     const size_t next = first + gridDim.x * per_iter;  // this block's next rows
@@ -111,62 +85,44 @@ __global__ void __launch_bounds__(kBlockRow ? 1024 : kBlock, kBlockRow ? 1 : 102
       prefetch_rows<kVec && kBlockRow>(dy, next, per_iter, rows, cols);
       prefetch_rows<kVec && kBlockRow>(xhat, next, per_iter, rows, cols);
     }
-    double sums[2 * R] = {};  // per row: sum g, sum g * xhat
+    double sums[2] = {0.0, 0.0};  // sum g, sum g * xhat
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * T + lane) * V;
-      if (live[0] && j < cols) {
-        float gm[V];
+      if (live && j < cols) {
+        float gm[V], g[V], gx[V];
         load_unit<V, kVec>(gamma, j, gm);
 #pragma unroll
-        for (int r = 0; r < R; ++r) {
-          float g[V], gx[V];
-#pragma unroll
-          for (int k = 0; k < V; ++k) {
-            g[k] = d[r][i][k] * gm[k];
-            gx[k] = g[k] * h[r][i][k];
-          }
-          sums[2 * r] += static_cast<double>(unit_sum<V>(g));
-          sums[2 * r + 1] += static_cast<double>(unit_sum<V>(gx));
-        }
-#pragma unroll
         for (int k = 0; k < V; ++k) {
-          // The rows' terms in rows' order: the products are exact in double, so with R = 1
-          // this is the single rounding of fma(dy, xhat, acc).
-          double p = static_cast<double>(d[0][i][k]) * static_cast<double>(h[0][i][k]);
-          double q = static_cast<double>(d[0][i][k]);
-#pragma unroll
-          for (int r = 1; r < R; ++r) {
-            p = fma(static_cast<double>(d[r][i][k]), static_cast<double>(h[r][i][k]), p);
-            q += static_cast<double>(d[r][i][k]);
-          }
-          at(0, i, k) += p;
-          at(1, i, k) += q;
+          g[k] = d[i][k] * gm[k];
+          gx[k] = g[k] * h[i][k];
         }
+        sums[0] += static_cast<double>(unit_sum<V>(g));
+        sums[1] += static_cast<double>(unit_sum<V>(gx));
+        colsums.add(i, d[i], h[i]);
       }
     }
-    row_sums<kBlockRow, 2 * R>(sums, T, ssum);  // the same bits as a row_sum call each
+    colsums.row_done(batch_rows);
+    row_sums<kBlockRow, 2>(sums, T, ssum);
+    const size_t base = row * cols;
+    const float mean_g = static_cast<float>(sums[0] / n);
+    const float mean_gx = static_cast<float>(sums[1] / n);
 #pragma unroll
-    for (int r = 0; r < R; ++r) {
-      const size_t base = (first + slot + r) * cols;
-      const float mean_g = static_cast<float>(sums[2 * r] / n);
-      const float mean_gx = static_cast<float>(sums[2 * r + 1] / n);
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * T + lane) * V;
+      if (live && j < cols) {
+        float gm[V], o[V];
+        load_unit<V, kVec>(gamma, j, gm);
 #pragma unroll
-      for (int i = 0; i < N; ++i) {
-        const size_t j = static_cast<size_t>(i * T + lane) * V;
-        if (live[r] && j < cols) {
-          float gm[V], o[V];
-          load_unit<V, kVec>(gamma, j, gm);
-#pragma unroll
-          for (int k = 0; k < V; ++k) {
-            const float g = d[r][i][k] * gm[k];
-            o[k] = istd[r] * fmaf(-h[r][i][k], mean_gx, g - mean_g);
-          }
-          store_unit<V, kVec>(dx, base + j, o);
+        for (int k = 0; k < V; ++k) {
+          const float g = d[i][k] * gm[k];
+          o[k] = istd * fmaf(-h[i][k], mean_gx, g - mean_g);
         }
+        store_unit<V, kVec>(dx, base + j, o);
       }
     }
   }
+  colsums.flush();
 
   // The block's partial row: column c is component k of unit u = c / V, held by lane u % T
   // as its unit u / T, in each of the row slots of a warp tile (added in slot order).
@@ -264,13 +220,8 @@ inline Tile plan_ln_fused_tile(uint32_t cols) {
   return t;
 }
 
-// Rows a block row's iteration takes (the kernel's R), from cols alone.
-inline int ln_fused_rows_per_iter(const Tile& t, uint32_t cols) {
-  return t.mode == Tile::Block && cols >= kLnPairMinCols ? kLnPairRows : 1;
-}
-
-inline size_t plan_ln_fused_grid(const Tile& t, size_t rows, int R) {
-  const size_t per_iter = t.mode == Tile::Warp ? t.threads / t.T : static_cast<size_t>(R);
+inline size_t plan_ln_fused_grid(const Tile& t, size_t rows) {
+  const size_t per_iter = t.mode == Tile::Warp ? t.threads / t.T : 1;
   const size_t iters = ceil_div(rows, per_iter);
   const size_t wave = kAssumedSMs * (1024 / t.threads);
   const size_t g = iters < wave ? iters : wave;
@@ -285,13 +236,12 @@ struct LnFusedLaunch {
   float* dx;
   double2* partial;
   size_t grid;
-  int R;
   bool vec;
   cudaStream_t s;
-  template <bool B, int N, int V, bool kVec, int kR>
-  void launch_as() const {
+  template <bool B, int N, int V, bool kVec>
+  void launch() const {
     const size_t smem = sizeof(double) * 2 * N * V * t.threads;
-    auto k = ln_bwd_fused<B, N, V, kVec, kR>;
+    auto k = ln_bwd_fused<B, N, V, kVec>;
     // The limit is a property of the kernel shared by every host thread, so it is raised to
     // what this instantiation can need at most (1024 threads), the same value from every
     // caller: raising it to this launch's own need let another thread lower it between the
@@ -302,17 +252,7 @@ struct LnFusedLaunch {
       cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            static_cast<int>(kMostSmem));
     k<<<static_cast<unsigned>(grid), t.threads, smem, s>>>(dy, xhat, inv_std, gamma, dx, partial,
-                                                          rows, cols, t.T);
-  }
-  template <bool B, int N, int V, bool kVec>
-  void launch() const {
-    if constexpr (B) {
-      if (R == kLnPairRows) {
-        launch_as<B, N, V, kVec, kLnPairRows>();
-        return;
-      }
-    }
-    launch_as<B, N, V, kVec, 1>();
+                                                          rows, cols, t.T, ln_fused_batch_rows(t));
   }
   template <bool B, int N, int V>
   void go() const {
@@ -333,13 +273,12 @@ inline bool ln_bwd_fused_tiled(cudaStream_t s, Scratch& scratch, size_t rows, ui
                                const float* gamma, float* dx, float* dgamma, float* dbeta) {
   const Tile t = plan_ln_fused_tile(cols);
   if (!kUseLnFused || t.mode == Tile::Stream || rows == 0 || cols == 0) return false;
-  const int R = ln_fused_rows_per_iter(t, cols);
-  const size_t G = plan_ln_fused_grid(t, rows, R);
+  const size_t G = plan_ln_fused_grid(t, rows);
   double2* partial = scratch.get<double2>(G * cols);
   if (partial == nullptr) return false;
   const bool vec = t.V == 4 && aligned16(dy) && aligned16(xhat) && aligned16(dx) && aligned16(gamma);
   if (!dispatch_regs<kLnFusedUnits>(
-          t, LnFusedLaunch{t, rows, cols, dy, xhat, inv_std, gamma, dx, partial, G, R, vec, s})) {
+          t, LnFusedLaunch{t, rows, cols, dy, xhat, inv_std, gamma, dx, partial, G, vec, s})) {
     return false;
   }
   launch_ln_colsum_finish(s, partial, G, cols, dgamma, dbeta);

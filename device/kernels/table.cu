@@ -47,7 +47,11 @@ const tapecheck_kernels_v1 kTable = {
     //        norm's forward rows past 16K floats held across a cluster.
     // 1.9.5: 1.9.4 with topk_mask's rows of 513-2048 columns, and of 2049-4096 for k <= 64, in
     //        whole warps for k > 16, their candidates packed in shared memory (topk_select.cuh).
-    /*version=*/"1.9.5",
+    // 1.9.6: 1.9.5 with layer_norm_bwd's column sums added in float batches of 4 or 8 rows
+    //        before their double accumulators (ln_colsum_batch.cuh; block rows and clusters),
+    //        8K block rows one row an iteration again, 2K without the L2 prefetch, and
+    //        clusters of 16 floats a thread in blocks of up to 512 (ln_bwd_cluster.cuh).
+    /*version=*/"1.9.6",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,

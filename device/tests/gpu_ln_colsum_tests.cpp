@@ -2,14 +2,18 @@
 // CUDA kernels, on shapes that reach every plan: the fused row pass of a warp or a block
 // (device/kernels/ln_bwd_fused.cuh), the fused pass across a cluster (ln_bwd_cluster.cuh, whose
 // clusters each keep a partial of many rows), and the separate column kernel of the longest
-// rows; each with 16-byte and element-wise loads. At 8192 columns a block takes two rows an
-// iteration, so an odd number of rows leaves the last block a row past the end. A row dropped
-// or added twice by a partial, or a partial lost, moves a sum by a whole term.
+// rows; each with 16-byte and element-wise loads. Block rows and clusters add their rows'
+// terms in batches (ln_colsum_batch.cuh), so some shapes give a block or cluster several
+// batches and a partial last one. A row dropped or added twice by a partial or a batch, or a
+// partial or a batch lost, moves a sum by a whole term.
 //
-// The expectation is computed here in long double. The kernels add exact products in double and
-// round once to float, so a sum must agree to 4 float ulps of the sum of its terms' magnitudes
-// (2^-22 * sum |term|), far below one term. dx is checked too, against SPEC.md's formula, to
-// 2^-18 of its row's scale (inv_std * (|g| + |mean g| + |xhat| |mean g*xhat|)).
+// The expectation is computed here in long double. The kernels add the terms of at most
+// kFloatRows (device/kernels' kLnBatchRowsMax) of a thread's rows of a column in float, an fma
+// a row: at most kFloatRows roundings, each within 2^-24 of that batch's magnitude. They add
+// the batches in double and round once to float. So a sum must agree to (kFloatRows + 2) *
+// 2^-24 of the sum of its terms' magnitudes (one 2^-24 for the rounding to float, one as the
+// double additions' margin), far below one term. dx is checked too, against SPEC.md's formula,
+// to 2^-18 of its row's scale (inv_std * (|g| + |mean g| + |xhat| |mean g*xhat|)).
 #include <catch2/catch.hpp>
 
 #include "gpu_support.h"
@@ -23,6 +27,14 @@ using namespace tapecheck::device;
 using namespace tapecheck::device::testing;
 
 namespace {
+
+constexpr int kFloatRows = 8;
+constexpr int kSumTolerancePow2 = -24;
+
+// The bound above, for a sum whose terms' magnitudes add up to `magnitude`.
+long double sumTolerance(long double magnitude) {
+  return std::ldexp(magnitude, kSumTolerancePow2) * (kFloatRows + 2);
+}
 
 struct ColSumShape {
   std::uint32_t rows, cols;
@@ -40,6 +52,8 @@ TEST_CASE("On a GPU, layer_norm_bwd's column sums keep every row once", "[gpu]")
       {67, 8192, true},    {100, 8193, false},  {300, 16384, false}, {64, 16384, true},
       {200, 20000, false}, {100, 32768, false}, {70, 30001, false},  {40, 65536, false},
       {17, 65536, true},   {3, 100000, false},
+      // Enough rows that a block or cluster adds several batches of float rows.
+      {1500, 2048, false}, {2000, 16384, false}, {500, 65536, false},
   };
   std::size_t sums = 0;
   for (const ColSumShape& s : shapes) {
@@ -72,12 +86,12 @@ TEST_CASE("On a GPU, layer_norm_bwd's column sums keep every row once", "[gpu]")
         magB += std::fabs(static_cast<long double>(dy[i]));
       }
       const double g = gotG[j], b = gotB[j];
-      if (!(std::fabs(g - wantG) <= std::ldexp(magG, -22) &&
-            std::fabs(b - wantB) <= std::ldexp(magB, -22))) {
+      if (!(std::fabs(g - wantG) <= sumTolerance(magG) &&
+            std::fabs(b - wantB) <= sumTolerance(magB))) {
         INFO("col " << j << ": dgamma " << g << " want " << static_cast<double>(wantG)
                     << ", dbeta " << b << " want " << static_cast<double>(wantB));
-        REQUIRE(std::fabs(g - wantG) <= std::ldexp(magG, -22));
-        REQUIRE(std::fabs(b - wantB) <= std::ldexp(magB, -22));
+        REQUIRE(std::fabs(g - wantG) <= sumTolerance(magG));
+        REQUIRE(std::fabs(b - wantB) <= sumTolerance(magB));
       }
       sums += 2;
     }
