@@ -11,9 +11,10 @@
 // dgamma[j] = sum_r dy*xhat, dbeta[j] = sum_r dy. A column is held by one thread of the
 // cluster in every row the cluster takes, so that thread keeps the column's two double
 // accumulators (in shared memory, added to in float batches of rows: ln_colsum_batch.cuh)
-// and, at the end, writes them as the cluster's partial row. Cluster g takes rows g, g + G, g + 2G, ... in order, with G fixed
-// from (rows, cols) alone (ln_cluster_count), and ln_colsum_finish adds the G partials of a
-// column in a fixed tree: the bits depend only on the shape. No atomics.
+// and, at the end, writes them as the cluster's partial row. Cluster g takes rows g, g + G,
+// g + 2G, ... in order, with G fixed from (rows, cols) alone (ln_cluster_count), and
+// ln_colsum_finish adds the G partials of a column in a fixed tree: the bits depend only on
+// the shape. No atomics.
 #pragma once
 
 #include "ln_bwd_fused.cuh"
@@ -34,11 +35,12 @@ constexpr unsigned kLnClusterMaxBlocks = kMaxCluster;
 // copy speed without, 0.407 / 0.329 / 0.272 with (tools/bench/results/
 // 2026-11-30-h200-1.4.0-candidates/).
 constexpr bool kLnClusterPrefetch = true;
-// Units of 4 floats a thread (scalar rows: twice as many floats). 2 up to 1.9.5, as the fused
-// tile: 8 floats a thread, 64 registers, blocks of up to 1024 threads. With 4 (128 registers,
-// blocks of up to 512 threads, the same accumulators' shared memory a multiprocessor) a row's
-// fixed work (reductions, exchange, address arithmetic) is spread over twice the floats, and
-// 16K columns take clusters of 2, which fill all 132 multiprocessors of an H200 (of 4: 124).
+// Units of 4 floats a thread (scalar rows: twice as many units of one float). 2 up to 1.9.5,
+// as the fused tile: 8 floats a thread, 64 registers, blocks of up to 1024 threads. With 4 (128
+// registers, blocks of up to 512 threads, the same accumulators' shared memory a
+// multiprocessor) a row's fixed work (reductions, exchange, address arithmetic) is spread over
+// twice the floats, and 16K columns take clusters of 2, which fill all 132 multiprocessors of
+// an H200 (of 4: 124).
 // Measured on an H200, two runs each, ours/copy, both with batches of 8 rows: 16K / 32K / 64K
 // 0.78-0.79 / 0.70-0.71 / 0.66 -> 0.85 / 0.77 / 0.67; ncu at 16K against 1.9.5: 407M -> 252M
 // warp instructions (tools/bench/results/2026-12-01-h200-1.9.6-candidates/).
