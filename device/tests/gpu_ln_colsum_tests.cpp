@@ -52,8 +52,11 @@ TEST_CASE("On a GPU, layer_norm_bwd's column sums keep every row once", "[gpu]")
       {67, 8192, true},    {100, 8193, false},  {300, 16384, false}, {64, 16384, true},
       {200, 20000, false}, {100, 32768, false}, {70, 30001, false},  {40, 65536, false},
       {17, 65536, true},   {3, 100000, false},
-      // Enough rows that a block or cluster adds several batches of float rows.
-      {1500, 2048, false}, {2000, 16384, false}, {500, 65536, false},
+      // Enough rows that every block or cluster adds two or more whole batches, most of them
+      // a partial one too (grids of 528 / 264 / 132 blocks at 2K / 4K / 8K, batches of 4 / 4
+      // / 8 rows; 66 and 15 clusters at 16K and 64K, batches of 8).
+      {5000, 2048, false}, {3000, 4096, false}, {2200, 8192, false}, {2000, 16384, false},
+      {500, 65536, false},
   };
   std::size_t sums = 0;
   for (const ColSumShape& s : shapes) {
