@@ -8,8 +8,9 @@
 // sorting-network plans of topk_sorted.cu first where they measured faster. Rows of
 // kStreamMinCols and more stream through one block each (topk_stream.cuh) for
 // 2 <= k <= kStreamMaxK; beyond kStreamMaxK, and for a few very long rows, they go to the
-// histogram kernels of topk_histogram.cu, which re-read the row once per pass. k = 1 streams its rows through lane groups or blocks (topk_first.cuh), but for the
-// split of a few very long rows.
+// histogram kernels of topk_histogram.cu, which re-read the row once per pass. k = 1 streams
+// its rows through lane groups or blocks (topk_first.cuh), but for the split of a few very
+// long rows.
 #include "common.cuh"
 #include "entry.h"
 #include "topk_first.cuh"
@@ -115,7 +116,8 @@ __global__ void __launch_bounds__(kBlock) fill_kernel(float* out, size_t n, floa
 template <unsigned G, int VPT, unsigned kThreads = kBlock>
 void launch_group(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k, const float* x,
                   float* mask) {
-  topk_by_group<G, VPT, kThreads><<<grid_for(rows, kThreads / G), kThreads, 0, s>>>(rows, cols, k, x, mask);
+  topk_by_group<G, VPT, kThreads>
+      <<<grid_for(rows, kThreads / G), kThreads, 0, s>>>(rows, cols, k, x, mask);
 }
 
 // G = the lanes that give each `slots` keys (at most 32); a row of at most `slots` columns is
@@ -193,6 +195,7 @@ int topk_mask(void* stream, uint32_t rows, uint32_t cols, uint32_t k, const floa
   }
   int status = 0;
   if (topk_sorted_plan(s, rows, cols, k, x, mask, status)) return status;
+  // A whole warp holds 32, 64 or 128 keys a lane.
   if (k > kRegisterCandidatesMaxK && cols > kGroupMaxCols &&
       (cols <= 32 * 64 || (cols <= kWarpRowMaxCols && k <= kWideWarpRowMaxK))) {
     if (cols <= 32 * 32) {
