@@ -174,7 +174,8 @@ __device__ void write_row_mask(Team& team, const uint32_t (&key)[VPT], uint32_t 
 // registers).
 template <int VPT, class Team>
 __device__ void topk_row(Team& team, const uint32_t (&key)[VPT], uint32_t cols, uint32_t k,
-                         bool bound_allowed, bool live, float* mask_row, uint32_t* store = nullptr) {
+                         bool bound_allowed, bool live, float* mask_row,
+                         uint32_t* store = nullptr) {
   // Maxima of kChunks interleaved chunks of each member's slots (0 for a chunk of padding), and
   // the smallest key: T is at least that (k < cols). Padding (key 0) leaves the maxima alone
   // and can only lower the smallest key, which stays a bound.
