@@ -82,7 +82,7 @@ __global__ void __launch_bounds__(1024, 1)
     ce_bwd_cluster(const float* __restrict__ dloss, const float* __restrict__ logp,
                    const float* __restrict__ target, float* __restrict__ dlogits,
                    float* __restrict__ dtarget, size_t rows, uint32_t cols, double denom) {
-  __shared__ double wsum[32];
+  __shared__ WarpPartials<1> wsum;
   __shared__ Mailbox<1> mail;  // one exchange a row
   cg::cluster_group cl = cg::this_cluster();
   const unsigned C = cl.num_blocks();

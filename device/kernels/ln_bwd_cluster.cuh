@@ -68,7 +68,7 @@ __global__ void __launch_bounds__(ln_cluster_max_threads(N * V), 1)
                    const float* __restrict__ inv_std, const float* __restrict__ gamma,
                    float* __restrict__ dx, double2* __restrict__ partial, size_t rows,
                    uint32_t cols) {
-  __shared__ double wsum[2][32];
+  __shared__ WarpPartials<2> wsum;
   __shared__ Mailbox<2> mail;  // one exchange a row
   extern __shared__ double acc[];  // [2][N][V][blockDim.x]
   cg::cluster_group cl = cg::this_cluster();

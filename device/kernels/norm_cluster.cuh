@@ -16,7 +16,7 @@ __global__ void __launch_bounds__(1024, 1)
                      const float* __restrict__ beta, float* __restrict__ y,
                      float* __restrict__ xhat, float* __restrict__ inv_std, size_t rows,
                      uint32_t cols, float eps) {
-  __shared__ double wsum[2][32];
+  __shared__ WarpPartials<2> wsum;
   __shared__ Mailbox<2> mail;  // one exchange a row
   cg::cluster_group cl = cg::this_cluster();
   const unsigned C = cl.num_blocks();
@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(1024, 1)
                      float* __restrict__ dx, float* __restrict__ dgamma, float* __restrict__ dbeta,
                      size_t rows, uint32_t cols) {
   constexpr int K = NormBwdSums<kPerRow>::K;  // reduced together: one exchange a row
-  __shared__ double wsum[K][32];
+  __shared__ WarpPartials<K> wsum;
   __shared__ Mailbox<K> mail;  // one exchange a row
   cg::cluster_group cl = cg::this_cluster();
   const unsigned C = cl.num_blocks();

@@ -87,10 +87,21 @@ __device__ __forceinline__ const double (*mailbox_exchange(Mailbox<W>& mb, doubl
   return mb.slot[p];
 }
 
+// The warps' partials of K sums, in two sets by row parity (as WarpParts in max_sum.cuh). One
+// set would be enough: a warp writes the next row's partials only after its block's own partial
+// has reached the mailbox, which threads q < K send after reading this row's. compute-sanitizer's
+// racecheck cannot see that order through the mailbox and reported a hazard a launch (kernels
+// 1.9.6, ln_bwd_cluster); with two sets it reports none, at no measured cost.
+template <int K>
+struct WarpPartials {
+  double set[2][K][32];  // [row parity][sum][warp]
+};
+
 // Block partial in warp order (thread 0 adds the warps' sums), then the cluster's partials in
-// rank order. `warps` holds one entry per warp.
-__device__ __forceinline__ double cluster_sum(double v, double* warps, Mailbox<1>& mb,
+// rank order.
+__device__ __forceinline__ double cluster_sum(double v, WarpPartials<1>& partials, Mailbox<1>& mb,
                                               unsigned turn) {
+  double* const warps = partials.set[turn & 1u][0];
   for (unsigned off = 16; off != 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
   if ((threadIdx.x & 31u) == 0) warps[threadIdx.x >> 5] = v;
   __syncthreads();
@@ -108,8 +119,9 @@ __device__ __forceinline__ double cluster_sum(double v, double* warps, Mailbox<1
 // K independent sums with one exchange: each is added in exactly cluster_sum's order, so the
 // results are bit for bit those of K calls.
 template <int K>
-__device__ __forceinline__ void cluster_sums(double (&v)[K], double (*warps)[32], Mailbox<K>& mb,
-                                             unsigned turn) {
+__device__ __forceinline__ void cluster_sums(double (&v)[K], WarpPartials<K>& partials,
+                                             Mailbox<K>& mb, unsigned turn) {
+  double(*const warps)[32] = partials.set[turn & 1u];
   for (unsigned off = 16; off != 0; off >>= 1) {
 #pragma unroll
     for (int q = 0; q < K; ++q) v[q] += __shfl_xor_sync(0xffffffffu, v[q], off);

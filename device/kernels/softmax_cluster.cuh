@@ -65,7 +65,7 @@ template <bool kLog, int N, int V, bool kVec>
 __global__ void __launch_bounds__(1024, 1)
     softmax_bwd_cluster(const float* __restrict__ y, const float* __restrict__ dy,
                         float* __restrict__ dx, size_t rows, uint32_t cols) {
-  __shared__ double wsum[32];
+  __shared__ WarpPartials<1> wsum;
   __shared__ Mailbox<1> mail;  // one exchange a row
   cg::cluster_group cl = cg::this_cluster();
   const unsigned C = cl.num_blocks();

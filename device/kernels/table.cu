@@ -51,7 +51,9 @@ const tapecheck_kernels_v1 kTable = {
     //        before their double accumulators (ln_colsum_batch.cuh; block rows and clusters),
     //        8K block rows one row an iteration again, 2K without the L2 prefetch, and
     //        clusters of 16 floats a thread in blocks of up to 512 (ln_bwd_cluster.cuh).
-    /*version=*/"1.9.6",
+    // 1.9.7: 1.9.6 with the cluster kernels' warp partials in two sets by row parity
+    //        (row_cluster.cuh, WarpPartials): the same arithmetic, nothing for racecheck to report.
+    /*version=*/"1.9.7",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,
