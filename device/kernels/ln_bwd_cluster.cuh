@@ -101,15 +101,7 @@ __global__ void __launch_bounds__(ln_cluster_max_threads(N * V), 1)
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * RT + lane) * V;
       if (j < cols) {
-        float gm[V], g[V], gx[V];
-        load_unit<V, kVec>(gamma, j, gm);
-#pragma unroll
-        for (int k = 0; k < V; ++k) {
-          g[k] = d[i][k] * gm[k];
-          gx[k] = g[k] * h[i][k];
-        }
-        sums[0] += static_cast<double>(unit_sum<V>(g));
-        sums[1] += static_cast<double>(unit_sum<V>(gx));
+        add_ln_bwd_unit_sums<V, kVec>(gamma, j, d[i], h[i], sums);
         colsums.add(i, d[i], h[i]);
       }
     }
@@ -120,16 +112,7 @@ __global__ void __launch_bounds__(ln_cluster_max_threads(N * V), 1)
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * RT + lane) * V;
-      if (j < cols) {
-        float gm[V], o[V];
-        load_unit<V, kVec>(gamma, j, gm);
-#pragma unroll
-        for (int k = 0; k < V; ++k) {
-          const float g = d[i][k] * gm[k];
-          o[k] = istd * fmaf(-h[i][k], mean_gx, g - mean_g);
-        }
-        store_unit<V, kVec>(dx, base + j, o);
-      }
+      if (j < cols) store_ln_bwd_unit<V, kVec>(gamma, j, d[i], h[i], istd, mean_g, mean_gx, dx, base + j);
     }
   }
 

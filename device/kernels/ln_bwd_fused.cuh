@@ -48,6 +48,40 @@ inline unsigned ln_fused_batch_rows(const Tile& t) {
   return t.threads >= 1024 ? kLnBatchRowsWide : kLnBatchRowsNarrow;
 }
 
+// The two steps of a row that ln_bwd_fused and ln_bwd_cluster share, on one unit of V columns
+// starting at column j (d: its dy, h: its xhat), with g = dy * gamma.
+// First, the unit's terms of the row's sums: sums[0] += sum g, sums[1] += sum g * xhat.
+template <int V, bool kVec>
+__device__ __forceinline__ void add_ln_bwd_unit_sums(const float* __restrict__ gamma, size_t j,
+                                                     const float (&d)[V], const float (&h)[V],
+                                                     double (&sums)[2]) {
+  float gm[V], g[V], gx[V];
+  load_unit<V, kVec>(gamma, j, gm);
+#pragma unroll
+  for (int k = 0; k < V; ++k) {
+    g[k] = d[k] * gm[k];
+    gx[k] = g[k] * h[k];
+  }
+  sums[0] += static_cast<double>(unit_sum<V>(g));
+  sums[1] += static_cast<double>(unit_sum<V>(gx));
+}
+
+// Then, once the row's means are known, the unit's dx = istd * (g - mean_g - xhat * mean_gx).
+template <int V, bool kVec>
+__device__ __forceinline__ void store_ln_bwd_unit(const float* __restrict__ gamma, size_t j,
+                                                  const float (&d)[V], const float (&h)[V],
+                                                  float istd, float mean_g, float mean_gx,
+                                                  float* __restrict__ dx, size_t at) {
+  float gm[V], o[V];
+  load_unit<V, kVec>(gamma, j, gm);
+#pragma unroll
+  for (int k = 0; k < V; ++k) {
+    const float g = d[k] * gm[k];
+    o[k] = istd * fmaf(-h[k], mean_gx, g - mean_g);
+  }
+  store_unit<V, kVec>(dx, at, o);
+}
+
 // Every variant is held to 64 registers (1024 resident threads a multiprocessor) so that one
 // wave is a known number of blocks (plan_ln_fused_grid). A row's two sums reduce together
 // (row_sums: one barrier pair, not two).
@@ -90,15 +124,7 @@ __global__ void __launch_bounds__(kBlockRow ? 1024 : kBlock, kBlockRow ? 1 : 102
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * T + lane) * V;
       if (live && j < cols) {
-        float gm[V], g[V], gx[V];
-        load_unit<V, kVec>(gamma, j, gm);
-#pragma unroll
-        for (int k = 0; k < V; ++k) {
-          g[k] = d[i][k] * gm[k];
-          gx[k] = g[k] * h[i][k];
-        }
-        sums[0] += static_cast<double>(unit_sum<V>(g));
-        sums[1] += static_cast<double>(unit_sum<V>(gx));
+        add_ln_bwd_unit_sums<V, kVec>(gamma, j, d[i], h[i], sums);
         colsums.add(i, d[i], h[i]);
       }
     }
@@ -110,16 +136,7 @@ __global__ void __launch_bounds__(kBlockRow ? 1024 : kBlock, kBlockRow ? 1 : 102
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * T + lane) * V;
-      if (live && j < cols) {
-        float gm[V], o[V];
-        load_unit<V, kVec>(gamma, j, gm);
-#pragma unroll
-        for (int k = 0; k < V; ++k) {
-          const float g = d[i][k] * gm[k];
-          o[k] = istd * fmaf(-h[i][k], mean_gx, g - mean_g);
-        }
-        store_unit<V, kVec>(dx, base + j, o);
-      }
+      if (live && j < cols) store_ln_bwd_unit<V, kVec>(gamma, j, d[i], h[i], istd, mean_g, mean_gx, dx, base + j);
     }
   }
   colsums.flush();

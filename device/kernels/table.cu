@@ -53,7 +53,10 @@ const tapecheck_kernels_v1 kTable = {
     //        clusters of 16 floats a thread in blocks of up to 512 (ln_bwd_cluster.cuh).
     // 1.9.7: 1.9.6 with the cluster kernels' warp partials in two sets by row parity
     //        (row_cluster.cuh, WarpPartials): the same arithmetic, nothing for racecheck to report.
-    /*version=*/"1.9.7",
+    // 1.9.8: 1.9.7 with topk_mask's per-lane key counts in two instructions a key, by carries
+    //        for 64 keys a lane or more (topk_key.cuh, count_keys_at_least): the same counts;
+    //        layer_norm_bwd's per-unit steps shared by its two row kernels (same PTX opcodes).
+    /*version=*/"1.9.8",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,

@@ -43,7 +43,7 @@ constexpr uint32_t kShortRowSlots = 8;
 template <unsigned G, int VPT, unsigned kThreads = kBlock>
 __global__ void __launch_bounds__(kThreads)
     topk_by_group(size_t rows, uint32_t cols, uint32_t k, const float* x, float* mask) {
-  LaneTeam<G> team;
+  LaneTeam<G, (VPT >= 64)> team;
   const unsigned group = threadIdx.x / G;
   constexpr size_t kRowsPerBlock = kThreads / G;
   // A whole warp of 32 keys a lane or more packs the candidates of large k in shared memory

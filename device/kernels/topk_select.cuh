@@ -93,10 +93,7 @@ __device__ uint32_t bound_from_maxima(Team& team, const uint32_t (&chunk_max)[kC
   bool done = !live;
   const uint32_t bound = search_down(team, common_prefix(least, high), k, done, [&](uint32_t c) {
     if (per_member) return team.count(mine_max >= c);
-    uint32_t local = 0;
-#pragma unroll
-    for (int j = 0; j < kChunks; ++j) local += chunk_max[j] >= c ? 1u : 0u;
-    return team.sum(local);
+    return team.sum(count_keys_at_least<Team::kCarryCount>(chunk_max, c));
   });
   return ::max(low, bound);
 }
@@ -107,9 +104,7 @@ __device__ uint32_t bound_from_maxima(Team& team, const uint32_t (&chunk_max)[kC
 template <int VPT, class Team>
 __device__ bool gather_shared(Team& team, const uint32_t (&key)[VPT], uint32_t low, uint32_t* store,
                               uint32_t (&cand)[kSharedSlots]) {
-  uint32_t mine = 0;
-#pragma unroll
-  for (int i = 0; i < VPT; ++i) mine += key[i] >= low ? 1u : 0u;
+  const uint32_t mine = count_keys_at_least<Team::kCarryCount>(key, low);
   uint32_t total;
   uint32_t pos = team.exclusive_sum(mine, total);
   if (total > kSharedSlots * team.size) return false;

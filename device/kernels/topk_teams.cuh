@@ -7,6 +7,7 @@
 #pragma once
 
 #include "common.cuh"
+#include "topk_key.cuh"
 
 namespace tapecheck_cuda {
 
@@ -25,8 +26,9 @@ __device__ __forceinline__ uint32_t warp_inclusive_sum(uint32_t v, unsigned lane
 // G lanes of one warp, G a power of two (1: a thread per row); a warp holds 32 / G rows. A
 // whole warp (G == 32) uses the warp-wide reduction instructions; smaller groups combine by
 // shuffles within the group. G is a compile-time constant so that slot offsets are immediates.
-template <unsigned G>
+template <unsigned G, bool kCarry = false>
 struct LaneTeam {
+  static constexpr bool kCarryCount = kCarry;
   static constexpr bool kWholeWarp = G == 32;
   static constexpr unsigned size = G;
   // topk_row may pack this team's candidates in shared memory (exclusive_sum): whole warps.
@@ -79,10 +81,7 @@ struct LaneTeam {
       for (int i = 0; i < VPT; ++i) n += count(key[i] >= c);
       return n;
     } else {
-      uint32_t local = 0;
-#pragma unroll
-      for (int i = 0; i < VPT; ++i) local += key[i] >= c ? 1u : 0u;
-      return sum(local);
+      return sum(count_keys_at_least<kCarry>(key, c));
     }
   }
 
@@ -126,6 +125,7 @@ struct BlockTeam {
   // The candidates stay in registers: packing a block's candidates in shared memory, or handing
   // its searches to one warp, lost (topk_select.cuh, kRegisterCandidatesMaxK).
   static constexpr bool kPacksCandidates = false;
+  static constexpr bool kCarryCount = false;
   BlockTeamScratch* s;
   unsigned size, member, lane, warp, warps;
   unsigned phase = 0;
@@ -157,10 +157,7 @@ struct BlockTeam {
 
   template <int VPT>
   __device__ uint32_t count_at_least(const uint32_t (&key)[VPT], uint32_t c) {
-    uint32_t local = 0;
-#pragma unroll
-    for (int i = 0; i < VPT; ++i) local += key[i] >= c ? 1u : 0u;
-    return sum(local);
+    return sum(count_keys_at_least<false>(key, c));
   }
 
   __device__ bool all(bool p) const { return p; }  // for p already uniform over the block
