@@ -18,6 +18,7 @@
 #include "topk_select.cuh"
 #include "topk_sorted.h"
 #include "topk_stream.cuh"
+#include "topk_warp_stage.cuh"
 
 namespace tapecheck_cuda {
 namespace {
@@ -64,6 +65,36 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// topk_by_group's whole warps of VPT >= 64 keys a lane on 16-byte rows, each warp's next row
+// copied into shared memory while it searches the current one (topk_warp_stage.cuh).
+template <int VPT, unsigned kThreads>
+__global__ void __launch_bounds__(kThreads)
+    topk_by_staged_warp(size_t rows, uint32_t cols, uint32_t k, const float* x, float* mask) {
+  static_assert(VPT >= 64, "the carry counts and the stage are for the wide warps");
+  LaneTeam<32, true> team;
+  constexpr unsigned kWarps = kThreads / 32;
+  const unsigned warp = threadIdx.x / 32;
+  __shared__ uint32_t candidates[kWarps][kSharedSlots * 32];
+  __shared__ uint64_t full[kWarps];
+  extern __shared__ __align__(128) float stage_rows[];  // [kWarps][32 * VPT]
+  WarpRowStage<VPT> stage{stage_rows + static_cast<size_t>(warp) * 32 * VPT, &full[warp]};
+  const size_t step = static_cast<size_t>(gridDim.x) * kWarps;
+  size_t row = blockIdx.x * static_cast<size_t>(kWarps) + warp;
+  if (team.member == 0) {
+    stage.init();
+    if (row < rows) stage.fill(x + row * cols, cols);
+  }
+  __syncwarp();
+  // A warp's trips are its own (no block-wide collective), so each stops at its last row.
+  for (; row < rows; row += step) {
+    uint32_t key[VPT];
+    stage.take(key, team.member, cols);
+    __syncwarp();
+    if (team.member == 0 && row + step < rows) stage.fill(x + (row + step) * cols, cols);
+    topk_row<VPT>(team, key, cols, k, true, true, mask + row * cols, candidates[warp]);
+  }
+}
+
 // For k > kRegisterCandidatesMaxK, rows of kGroupMaxCols + 1 to kWarpRowMaxCols: a whole warp
 // a row, 32, 64 or 128 keys a lane, its candidates packed in shared memory (topk_select.cuh),
 // where the block rows' search steps each waited on a barrier. Rows of more than 2048 columns
@@ -74,6 +105,9 @@ __global__ void __launch_bounds__(kThreads)
 // registers, and a warp reading its row twice (topk_sorted_warp.cuh) missed L2 on the second
 // read at k <= 8.
 constexpr uint32_t kWarpRowMaxCols = 4096;
+// Candidate TS: the warps of 64 and 128 keys a lane take their rows through a stage of shared
+// memory that the copy engine fills with the next row (topk_by_staged_warp).
+constexpr bool kStageWideWarpRows = true;
 constexpr uint32_t kWideWarpRowMaxK = 64;
 constexpr unsigned kWideWarpRowThreads = 128;
 
@@ -118,6 +152,26 @@ void launch_group(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k, const 
                   float* mask) {
   topk_by_group<G, VPT, kThreads>
       <<<grid_for(rows, kThreads / G), kThreads, 0, s>>>(rows, cols, k, x, mask);
+}
+
+// The whole warps of VPT keys a lane: staged (topk_by_staged_warp) where the rows allow it.
+template <int VPT, unsigned kThreads>
+void launch_wide_warps(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k, const float* x,
+                       float* mask) {
+  if (!kStageWideWarpRows || cols % 4 != 0 || !aligned16(x)) {
+    launch_group<32, VPT, kThreads>(s, rows, cols, k, x, mask);
+    return;
+  }
+  constexpr int kStageBytes = static_cast<int>(kThreads / 32 * 32 * VPT * sizeof(float));
+  // Above the default 48 KiB of dynamic shared memory a block (set at every launch, as the
+  // layer_norm_bwd kernels do: the current device may have changed).
+  if (cudaFuncSetAttribute(topk_by_staged_warp<VPT, kThreads>,
+                           cudaFuncAttributeMaxDynamicSharedMemorySize, kStageBytes) != cudaSuccess) {
+    launch_group<32, VPT, kThreads>(s, rows, cols, k, x, mask);
+    return;
+  }
+  topk_by_staged_warp<VPT, kThreads>
+      <<<grid_for(rows, kThreads / 32), kThreads, kStageBytes, s>>>(rows, cols, k, x, mask);
 }
 
 // G = the lanes that give each `slots` keys (at most 32); a row of at most `slots` columns is
@@ -201,9 +255,9 @@ int topk_mask(void* stream, uint32_t rows, uint32_t cols, uint32_t k, const floa
     if (cols <= 32 * 32) {
       launch_group<32, 32>(s, rows, cols, k, x, mask);
     } else if (cols <= 32 * 64) {
-      launch_group<32, 64>(s, rows, cols, k, x, mask);
+      launch_wide_warps<64, kBlock>(s, rows, cols, k, x, mask);
     } else {
-      launch_group<32, 128, kWideWarpRowThreads>(s, rows, cols, k, x, mask);
+      launch_wide_warps<128, kWideWarpRowThreads>(s, rows, cols, k, x, mask);
     }
     return launch_status();
   }

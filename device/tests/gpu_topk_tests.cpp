@@ -93,7 +93,7 @@ const std::vector<Pattern>& patterns() {
 const std::vector<std::uint32_t>& widths() {
   static const std::vector<std::uint32_t> w = {2,    3,    5,    8,    16,    17,    31,    32,
                                                33,   64,   100,  128,  255,   256,   257,   511,
-                                               512,  513,  1000, 1024, 1025,  2048,  3001,  4096,
+                                               512,  513,  1000, 1024, 1025,  1028,  2048,  3000,  3001,  4096,
                                                8191, 16384, 16385, 20000, 32768, 40000, 57345, 65536, 70001};
   return w;
 }
@@ -181,6 +181,37 @@ TEST_CASE("On a GPU, topk_mask stays exact over thousands of streamed rows with 
     const at::Tensor xg = onGpu(x);
     for (std::uint32_t k : {2u, 5u, 8u}) {
       INFO("[" << rows << "," << cols << "] " << p.name << " k=" << k);
+      requireRankBelowK(table, x, xg, rank, rows, cols, k);
+    }
+  }
+}
+
+// The whole warps of 2K-4K columns take row after row through one stage of shared memory each,
+// its barrier's phase flipping every row (topk_warp_stage.cuh). The grid is capped (8192 blocks
+// of 4 or 8 warps), so only this many rows give each warp two or three turns. Each row is a
+// permutation of 0 .. cols - 1 (7 is prime to every width here), so the entry of value v has
+// rank cols - 1 - v without sorting a billion entries.
+TEST_CASE("On a GPU, topk_mask stays exact when every whole warp takes several rows", "[gpu]") {
+  auto kernels = cudaKernelsOrSkip();
+  if (!kernels) return;
+  const tapecheck_kernels_v1& table = *kernels->table;
+  struct Shape {
+    std::uint32_t cols, warps;  // warps: the plan's warps a block times the grid's cap
+  };
+  for (const Shape& shape : {Shape{2048, 8 * 8192}, Shape{3000, 4 * 8192}, Shape{4096, 4 * 8192}}) {
+    const std::uint32_t cols = shape.cols, rows = 2 * shape.warps + 3;
+    const std::size_t n = static_cast<std::size_t>(rows) * cols;
+    std::vector<float> x(n);
+    std::vector<std::uint32_t> rank(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t r = i / cols, j = i % cols;
+      const auto v = static_cast<std::uint32_t>((j * 7 + r * 13) % cols);
+      x[i] = static_cast<float>(v);
+      rank[i] = cols - 1 - v;
+    }
+    const at::Tensor xg = onGpu(x);
+    for (std::uint32_t k : {17u, 64u}) {
+      INFO("[" << rows << "," << cols << "] permuted rows, k=" << k);
       requireRankBelowK(table, x, xg, rank, rows, cols, k);
     }
   }

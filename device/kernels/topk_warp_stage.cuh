@@ -1,0 +1,75 @@
+// A whole warp's next row, copied into shared memory by the tensor memory accelerator (one bulk
+// copy, cp.async.bulk) while the warp searches its current row in registers.
+//
+// Why: the whole warps of 64 and 128 keys a lane (rows of 2K and 4K columns, topk_mask.cu)
+// need 95 and 160 registers, so a scheduler holds 3 or 4 of them, and ncu of 1.9.5 had them
+// issuing 50-60% of the time with DRAM at 59%: a warp's loads of a row and its search follow
+// each other, and too few warps overlap them (tools/bench/results/2026-12-01-h200-1.9.6-
+// candidates/, section 1). The copy of the next row needs no registers while it is in flight.
+//
+// Rows must be 16-byte aligned and a multiple of 16 bytes long (x aligned, cols % 4 == 0).
+#pragma once
+
+#include "common.cuh"
+#include "topk_key.cuh"
+
+namespace tapecheck_cuda {
+
+__device__ __forceinline__ uint32_t shared_address(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// One warp's stage: `row` holds up to 32 * VPT floats, `full` is the mbarrier that the copy
+// completes. Lane 0 issues the copies; every lane waits and reads.
+template <int VPT>
+struct WarpRowStage {
+  float* row;
+  uint64_t* full;
+  unsigned turn = 0;  // rows taken so far: the parity of the barrier's current phase
+
+  // Lane 0, before any copy: a barrier that one arrival (with the copy's bytes) completes.
+  __device__ void init() const {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(shared_address(full)) : "memory");
+    // Make the initialized barrier visible to the copy engine (the async proxy).
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  }
+
+  // Lane 0: starts the copy of `cols` floats from src. The warp has read the previous row out
+  // of the stage (__syncwarp before this call); the proxy fence orders those reads before the
+  // copy's writes.
+  __device__ void fill(const float* src, uint32_t cols) const {
+    const uint32_t bytes = cols * 4u;
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(full)),
+                 "r"(bytes)
+                 : "memory");
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+            shared_address(row)),
+        "l"(src), "r"(bytes), "r"(shared_address(full))
+        : "memory");
+  }
+
+  // Every lane: waits for the row of this turn, then takes its keys as load_keys would from
+  // global memory (entry lane + 32 i, 0 past cols).
+  __device__ void take(uint32_t (&key)[VPT], unsigned lane, uint32_t cols) {
+    uint32_t ready = 0;
+    while (!ready) {
+      asm volatile(
+          "{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+          "selp.u32 %0, 1, 0, p;\n\t}"
+          : "=r"(ready)
+          : "r"(shared_address(full)), "r"(turn & 1u)
+          : "memory");
+    }
+    ++turn;
+#pragma unroll
+    for (int i = 0; i < VPT; ++i) {
+      const uint32_t j = lane + static_cast<uint32_t>(i) * 32u;
+      key[i] = j < cols ? rank_key(row[j]) : 0u;
+    }
+  }
+};
+
+}  // namespace tapecheck_cuda
