@@ -56,7 +56,7 @@ const tapecheck_kernels_v1 kTable = {
     // 1.9.8: 1.9.7 with topk_mask's per-lane key counts in two instructions a key, by carries
     //        for 64 keys a lane or more (topk_key.cuh, count_keys_at_least): the same counts;
     //        layer_norm_bwd's per-unit steps shared by its two row kernels (same PTX opcodes).
-    // 1.9.9: 1.9.8 with topk_mask's whole warps of 2K-4K columns taking their next row through
+    // 1.9.9: 1.9.8 with topk_mask's whole warps of 1025-4096 columns taking their next row through
     //        shared memory, copied by the TMA during the current row's search (topk_warp_stage.cuh).
     /*version=*/"1.9.9",
     /*memory=*/1u,

@@ -3,7 +3,8 @@
 // included), NaNs among themselves by index.
 //
 // Plans, by row length: a group of lanes (up to a warp) per row up to kGroupMaxCols, for k > 16
-// a whole warp per row up to kWarpRowMaxCols, one block per row below kStreamMinCols, all
+// a whole warp per row up to kWarpRowMaxCols (past 1K columns taking its next row through
+// shared memory: topk_warp_stage.cuh), one block per row below kStreamMinCols, all
 // holding the row in registers and selecting with topk_select.cuh, and for 2 <= k <= 16 the
 // sorting-network plans of topk_sorted.cu first where they measured faster. Rows of
 // kStreamMinCols and more stream through one block each (topk_stream.cuh) for
@@ -105,8 +106,11 @@ __global__ void __launch_bounds__(kThreads)
 // registers, and a warp reading its row twice (topk_sorted_warp.cuh) missed L2 on the second
 // read at k <= 8.
 constexpr uint32_t kWarpRowMaxCols = 4096;
-// Candidate TS: the warps of 64 and 128 keys a lane take their rows through a stage of shared
-// memory that the copy engine fills with the next row (topk_by_staged_warp).
+// Since 1.9.9 the warps of 64 and 128 keys a lane take their rows through a stage of shared
+// memory that the copy engine fills with the next row (topk_by_staged_warp). On the H200
+// (ours/copy, two runs each against 1.9.8 in one session) k = 17, 32 and 64 went from
+// 0.851-0.864 at 2K columns to 0.954-0.965, and from 0.840-0.867 at 4K to 0.939-0.951 (tools/bench/results/2026-12-02-h200-1.9.9-same-session/). false: they load
+// their rows from global memory into registers, as up to 1.9.8.
 constexpr bool kStageWideWarpRows = true;
 constexpr uint32_t kWideWarpRowMaxK = 64;
 constexpr unsigned kWideWarpRowThreads = 128;
