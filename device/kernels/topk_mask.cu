@@ -109,8 +109,9 @@ constexpr uint32_t kWarpRowMaxCols = 4096;
 // Since 1.9.9 the warps of 64 and 128 keys a lane take their rows through a stage of shared
 // memory that the copy engine fills with the next row (topk_by_staged_warp). On the H200
 // (ours/copy, two runs each against 1.9.8 in one session) k = 17, 32 and 64 went from
-// 0.851-0.864 at 2K columns to 0.954-0.965, and from 0.840-0.867 at 4K to 0.939-0.951 (tools/bench/results/2026-12-02-h200-1.9.9-same-session/). false: they load
-// their rows from global memory into registers, as up to 1.9.8.
+// 0.851-0.864 at 2K columns to 0.954-0.965, and from 0.840-0.867 at 4K to 0.939-0.951
+// (tools/bench/results/2026-12-02-h200-1.9.9-same-session/). false: they load their rows from
+// global memory into registers, as up to 1.9.8.
 constexpr bool kStageWideWarpRows = true;
 constexpr uint32_t kWideWarpRowMaxK = 64;
 constexpr unsigned kWideWarpRowThreads = 128;

@@ -87,14 +87,16 @@ const std::vector<Pattern>& patterns() {
   return p;
 }
 
-// Widths around every plan boundary: a thread or a group of lanes per row (up to 512), blocks
-// holding rows in registers (below 16384), streamed rows from 16384 (with the histogram kernels
-// for large k) and the split of a few very long rows.
+// Widths around every plan boundary: a thread or a group of lanes per row (up to 512), whole
+// warps (up to 4096; 1028 and 3000 are rows that a staged warp copies whole but that end before
+// its last keys, 3001 one it cannot copy), blocks holding rows in registers (below 16384),
+// streamed rows from 16384 (with the histogram kernels for large k) and the split of a few very
+// long rows.
 const std::vector<std::uint32_t>& widths() {
-  static const std::vector<std::uint32_t> w = {2,    3,    5,    8,    16,    17,    31,    32,
-                                               33,   64,   100,  128,  255,   256,   257,   511,
-                                               512,  513,  1000, 1024, 1025,  1028,  2048,  3000,  3001,  4096,
-                                               8191, 16384, 16385, 20000, 32768, 40000, 57345, 65536, 70001};
+  static const std::vector<std::uint32_t> w = {
+      2,    3,    5,    8,    16,   17,    31,    32,    33,    64,    100,   128,
+      255,  256,  257,  511,  512,  513,   1000,  1024,  1025,  1028,  2048,  3000,
+      3001, 4096, 8191, 16384, 16385, 20000, 32768, 40000, 57345, 65536, 70001};
   return w;
 }
 
@@ -186,11 +188,11 @@ TEST_CASE("On a GPU, topk_mask stays exact over thousands of streamed rows with 
   }
 }
 
-// The whole warps of 2K-4K columns take row after row through one stage of shared memory each,
+// The whole warps of 1025-4096 columns take row after row through one stage of shared memory each,
 // its barrier's phase flipping every row (topk_warp_stage.cuh). The grid is capped (8192 blocks
 // of 4 or 8 warps), so only this many rows give each warp two or three turns. Each row is a
 // permutation of 0 .. cols - 1 (7 is prime to every width here), so the entry of value v has
-// rank cols - 1 - v without sorting a billion entries.
+// rank cols - 1 - v without sorting 700 million entries.
 TEST_CASE("On a GPU, topk_mask stays exact when every whole warp takes several rows", "[gpu]") {
   auto kernels = cudaKernelsOrSkip();
   if (!kernels) return;
