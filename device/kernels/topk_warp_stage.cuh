@@ -12,14 +12,12 @@
 // Rows must be 16-byte aligned and a multiple of 16 bytes long (x aligned, cols % 4 == 0).
 #pragma once
 
+#include <cuda/ptx>
+
 #include "common.cuh"
 #include "topk_key.cuh"
 
 namespace tapecheck_cuda {
-
-__device__ __forceinline__ uint32_t shared_address(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
 
 // One warp's stage: `row` holds up to 32 * VPT floats, `full` is the mbarrier that the copy
 // completes. Lane 0 issues the copies; every lane waits and reads.
@@ -29,12 +27,12 @@ struct WarpRowStage {
   uint64_t* full;
   unsigned turn = 0;  // rows taken so far: the parity of the barrier's current phase
 
-  // Lane 0, before any copy: a barrier that one arrival (with the copy's bytes) completes.
+  // Lane 0, before any copy: a barrier that one arrival (with the copy's bytes) completes,
+  // made visible to the copy engine (the async proxy).
   __device__ void init() const {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(shared_address(full)) : "memory");
-    // Make the initialized barrier visible to the copy engine (the async proxy).
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    cuda::ptx::mbarrier_init(full, 1);
+    cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
+    cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
   }
 
   // Lane 0: starts the copy of `cols` floats from src. The warp has read the previous row out
@@ -42,28 +40,17 @@ struct WarpRowStage {
   // copy's writes.
   __device__ void fill(const float* src, uint32_t cols) const {
     const uint32_t bytes = cols * 4u;
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(full)),
-                 "r"(bytes)
-                 : "memory");
-    asm volatile(
-        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-            shared_address(row)),
-        "l"(src), "r"(bytes), "r"(shared_address(full))
-        : "memory");
+    cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+    cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta,
+                                         cuda::ptx::space_shared, full, bytes);
+    cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, row, src, bytes,
+                             full);
   }
 
   // Every lane: waits for the row of this turn, then takes its keys as load_keys would from
   // global memory (entry lane + 32 i, 0 past cols).
   __device__ void take(uint32_t (&key)[VPT], unsigned lane, uint32_t cols) {
-    uint32_t ready = 0;
-    while (!ready) {
-      asm volatile(
-          "{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-          "selp.u32 %0, 1, 0, p;\n\t}"
-          : "=r"(ready)
-          : "r"(shared_address(full)), "r"(turn & 1u)
-          : "memory");
+    while (!cuda::ptx::mbarrier_try_wait_parity(full, turn & 1u)) {
     }
     ++turn;
 #pragma unroll
