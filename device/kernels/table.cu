@@ -58,7 +58,10 @@ const tapecheck_kernels_v1 kTable = {
     //        layer_norm_bwd's per-unit steps shared by its two row kernels (same PTX opcodes).
     // 1.9.9: 1.9.8 with topk_mask's whole warps of 1025-4096 columns taking their next row through
     //        shared memory, copied by the TMA during the current row's search (topk_warp_stage.cuh).
-    /*version=*/"1.9.9",
+    // 1.10.0: 1.9.9 with the staged whole warps also taking rows of 513-1024 columns (k > 16),
+    //        and k = 2-16 at 2049-4096 columns (k = 9-16 at 1025-2048) ahead of the sorting
+    //        networks (topk_mask.cu, whole_warps_take).
+    /*version=*/"1.10.0",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,

@@ -3,9 +3,9 @@
 // included), NaNs among themselves by index.
 //
 // Plans, by row length: a group of lanes (up to a warp) per row up to kGroupMaxCols, for k > 16
-// a whole warp per row up to kWarpRowMaxCols (past 1K columns taking its next row through
-// shared memory: topk_warp_stage.cuh), one block per row below kStreamMinCols, all
-// holding the row in registers and selecting with topk_select.cuh, and for 2 <= k <= 16 the
+// (and some k <= 16: whole_warps_take) a whole warp per row up to kWarpRowMaxCols, taking its
+// next row through shared memory (topk_warp_stage.cuh), one block per row below kStreamMinCols,
+// all holding the row in registers and selecting with topk_select.cuh, and for 2 <= k <= 16 the
 // sorting-network plans of topk_sorted.cu first where they measured faster. Rows of
 // kStreamMinCols and more stream through one block each (topk_stream.cuh) for
 // 2 <= k <= kStreamMaxK; beyond kStreamMaxK, and for a few very long rows, they go to the
@@ -66,13 +66,12 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// topk_by_group's whole warps of VPT >= 64 keys a lane on 16-byte rows, each warp's next row
+// topk_by_group's whole warps on 16-byte rows, each warp's next row
 // copied into shared memory while it searches the current one (topk_warp_stage.cuh).
 template <int VPT, unsigned kThreads>
 __global__ void __launch_bounds__(kThreads)
     topk_by_staged_warp(size_t rows, uint32_t cols, uint32_t k, const float* x, float* mask) {
-  static_assert(VPT >= 64, "the carry counts and the stage are for the wide warps");
-  LaneTeam<32, true> team;
+  LaneTeam<32, (VPT >= 64)> team;
   constexpr unsigned kWarps = kThreads / 32;
   const unsigned warp = threadIdx.x / 32;
   __shared__ uint32_t candidates[kWarps][kSharedSlots * 32];
@@ -107,11 +106,12 @@ __global__ void __launch_bounds__(kThreads)
 // read at k <= 8.
 constexpr uint32_t kWarpRowMaxCols = 4096;
 // Since 1.9.9 the warps of 64 and 128 keys a lane take their rows through a stage of shared
-// memory that the copy engine fills with the next row (topk_by_staged_warp). On the H200
-// (ours/copy, two runs each against 1.9.8 in one session) k = 17, 32 and 64 went from
-// 0.851-0.864 at 2K columns to 0.954-0.965, and from 0.840-0.867 at 4K to 0.939-0.951
-// (tools/bench/results/2026-12-02-h200-1.9.9-same-session/). false: they load their rows from
-// global memory into registers, as up to 1.9.8.
+// memory that the copy engine fills with the next row (topk_by_staged_warp), and since 1.10.0
+// those of 32 keys a lane too. On the H200 (ours/copy, two runs each against 1.9.8 in one
+// session) k = 17, 32 and 64 went from 0.851-0.864 at 2K columns to 0.954-0.965, and from
+// 0.840-0.867 at 4K to 0.939-0.951 (tools/bench/results/2026-12-02-h200-1.9.9-same-session/).
+// false: they load their rows from global memory into registers, as up to 1.9.8, and k <= 16
+// keeps the sorting networks.
 constexpr bool kStageWideWarpRows = true;
 constexpr uint32_t kWideWarpRowMaxK = 64;
 constexpr unsigned kWideWarpRowThreads = 128;
@@ -161,8 +161,8 @@ void launch_group(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k, const 
 
 // The whole warps of VPT keys a lane: staged (topk_by_staged_warp) where the rows allow it.
 template <int VPT, unsigned kThreads>
-void launch_wide_warps(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k, const float* x,
-                       float* mask) {
+void launch_staged_warps(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k, const float* x,
+                         float* mask) {
   if (!kStageWideWarpRows || cols % 4 != 0 || !aligned16(x)) {
     launch_group<32, VPT, kThreads>(s, rows, cols, k, x, mask);
     return;
@@ -177,6 +177,25 @@ void launch_wide_warps(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k, c
   }
   topk_by_staged_warp<VPT, kThreads>
       <<<grid_for(rows, kThreads / 32), kThreads, kStageBytes, s>>>(rows, cols, k, x, mask);
+}
+
+// k > 16 on rows of 513-2048 columns, and 2049-4096 for k <= kWideWarpRowMaxK: whole warps, as
+// their search packs the candidates in shared memory (topk_select.cuh).
+bool whole_warps_take_large_k(uint32_t cols, uint32_t k) {
+  return k > kRegisterCandidatesMaxK && cols > kGroupMaxCols &&
+         (cols <= 32 * 64 || (cols <= kWarpRowMaxCols && k <= kWideWarpRowMaxK));
+}
+
+// 2 <= k <= 16 on rows of 2049-4096 columns, and 9 <= k <= 16 on 1025-2048, where the staged
+// warps can take them: ahead of the sorting networks, whose block rows (k <= 8 past 2K) and
+// chunked warps (k = 9-16, topk_sorted_warp.cuh) read their rows without overlapping the search.
+// On the H200 (ours/copy, one session against 1.9.9) k = 8 at 4K went from 0.78 to 0.94 and
+// k = 16 at 2K / 4K from 0.79 / 0.68 to 0.95 / 0.89
+// (tools/bench/results/2026-12-02-h200-1.9.9-candidates/).
+bool whole_warps_take(uint32_t cols, uint32_t k, const float* x) {
+  if (!kStageWideWarpRows || k < 2 || k > kRegisterCandidatesMaxK || cols % 4 != 0 || !aligned16(x))
+    return false;
+  return (cols > 32 * 64 && cols <= kWarpRowMaxCols) || (cols > 32 * 32 && cols <= 32 * 64 && k > 8);
 }
 
 // G = the lanes that give each `slots` keys (at most 32); a row of at most `slots` columns is
@@ -253,16 +272,15 @@ int topk_mask(void* stream, uint32_t rows, uint32_t cols, uint32_t k, const floa
     return launch_status();
   }
   int status = 0;
-  if (topk_sorted_plan(s, rows, cols, k, x, mask, status)) return status;
-  // A whole warp holds 32, 64 or 128 keys a lane.
-  if (k > kRegisterCandidatesMaxK && cols > kGroupMaxCols &&
-      (cols <= 32 * 64 || (cols <= kWarpRowMaxCols && k <= kWideWarpRowMaxK))) {
+  const bool small_k_warps = whole_warps_take(cols, k, x);
+  if (!small_k_warps && topk_sorted_plan(s, rows, cols, k, x, mask, status)) return status;
+  if (small_k_warps || whole_warps_take_large_k(cols, k)) {
     if (cols <= 32 * 32) {
-      launch_group<32, 32>(s, rows, cols, k, x, mask);
+      launch_staged_warps<32, kBlock>(s, rows, cols, k, x, mask);
     } else if (cols <= 32 * 64) {
-      launch_wide_warps<64, kBlock>(s, rows, cols, k, x, mask);
+      launch_staged_warps<64, kBlock>(s, rows, cols, k, x, mask);
     } else {
-      launch_wide_warps<128, kWideWarpRowThreads>(s, rows, cols, k, x, mask);
+      launch_staged_warps<128, kWideWarpRowThreads>(s, rows, cols, k, x, mask);
     }
     return launch_status();
   }

@@ -7,7 +7,9 @@
 // each other, and too few warps overlap them (tools/bench/results/2026-12-01-h200-1.9.6-
 // candidates/, section 1). The copy of the next row needs no registers while it is in flight.
 // With it, k = 17-64 ran at 0.94-0.97 of copy bandwidth at 2K and 4K columns, where the same
-// warps loading from global memory ran at 0.84-0.87 (topk_mask.cu, kStageWideWarpRows).
+// warps loading from global memory ran at 0.84-0.87 (topk_mask.cu, kStageWideWarpRows). Since
+// kernels 1.10.0 the warps of 32 keys a lane (513-1024 columns) take their rows this way too,
+// and the staged warps take some k <= 16 from the sorting networks (whole_warps_take).
 //
 // Rows must be 16-byte aligned and a multiple of 16 bytes long (x aligned, cols % 4 == 0).
 #pragma once

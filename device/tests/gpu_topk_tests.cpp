@@ -188,7 +188,7 @@ TEST_CASE("On a GPU, topk_mask stays exact over thousands of streamed rows with 
   }
 }
 
-// The whole warps of 1025-4096 columns take row after row through one stage of shared memory each,
+// The whole warps of 513-4096 columns take row after row through one stage of shared memory each,
 // its barrier's phase flipping every row (topk_warp_stage.cuh). The grid is capped (8192 blocks
 // of 4 or 8 warps), so only this many rows give each warp two or three turns. Each row is a
 // permutation of 0 .. cols - 1 (7 is prime to every width here), so the entry of value v has
@@ -200,7 +200,8 @@ TEST_CASE("On a GPU, topk_mask stays exact when every whole warp takes several r
   struct Shape {
     std::uint32_t cols, warps;  // warps: the plan's warps a block times the grid's cap
   };
-  for (const Shape& shape : {Shape{2048, 8 * 8192}, Shape{3000, 4 * 8192}, Shape{4096, 4 * 8192}}) {
+  for (const Shape& shape : {Shape{1024, 8 * 8192}, Shape{2048, 8 * 8192}, Shape{3000, 4 * 8192},
+                             Shape{4096, 4 * 8192}}) {
     const std::uint32_t cols = shape.cols, rows = 2 * shape.warps + 3;
     const std::size_t n = static_cast<std::size_t>(rows) * cols;
     std::vector<float> x(n);
@@ -212,7 +213,7 @@ TEST_CASE("On a GPU, topk_mask stays exact when every whole warp takes several r
       rank[i] = cols - 1 - v;
     }
     const at::Tensor xg = onGpu(x);
-    for (std::uint32_t k : {17u, 64u}) {
+    for (std::uint32_t k : {2u, 8u, 16u, 17u, 64u}) {
       INFO("[" << rows << "," << cols << "] permuted rows, k=" << k);
       requireRankBelowK(table, x, xg, rank, rows, cols, k);
     }
