@@ -189,9 +189,9 @@ bool whole_warps_take_large_k(uint32_t cols, uint32_t k) {
 // 2 <= k <= 16 on rows of 2049-4096 columns, and 9 <= k <= 16 on 1025-2048, where the staged
 // warps can take them: ahead of the sorting networks, whose block rows (k <= 8 past 2K) and
 // chunked warps (k = 9-16, topk_sorted_warp.cuh) read their rows without overlapping the search.
-// On the H200 (ours/copy, one session against 1.9.9) k = 8 at 4K went from 0.78 to 0.94 and
-// k = 16 at 2K / 4K from 0.79 / 0.68 to 0.95 / 0.89
-// (tools/bench/results/2026-12-02-h200-1.9.9-candidates/).
+// On the H200 (ours/copy, two runs each against 1.9.9 in one session) k = 8 at 4K went from
+// 0.78 to 0.94 and k = 16 at 2K / 4K from 0.79-0.80 / 0.68 to 0.95-0.96 / 0.89-0.90
+// (tools/bench/results/2026-12-02-h200-1.10.0-same-session/).
 bool whole_warps_take(uint32_t cols, uint32_t k, const float* x) {
   if (!kStageWideWarpRows || k < 2 || k > kRegisterCandidatesMaxK || cols % 4 != 0 || !aligned16(x))
     return false;
