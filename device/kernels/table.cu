@@ -61,7 +61,9 @@ const tapecheck_kernels_v1 kTable = {
     // 1.10.0: 1.9.9 with the staged whole warps also taking rows of 513-1024 columns (k > 16),
     //        and k = 2-16 at 2049-4096 columns (k = 9-16 at 1025-2048) ahead of the sorting
     //        networks (topk_mask.cu, whole_warps_take).
-    /*version=*/"1.10.0",
+    // 1.11.0: 1.10.0 with topk_mask's rows of 4097-8192 columns in warp pairs for 5 <= k <= 64,
+    //        128 keys a thread, the next row staged in shared memory (topk_warp_pair.cu).
+    /*version=*/"1.11.0",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,

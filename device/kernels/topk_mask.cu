@@ -19,6 +19,7 @@
 #include "topk_select.cuh"
 #include "topk_sorted.h"
 #include "topk_stream.cuh"
+#include "topk_warp_pair.h"
 #include "topk_warp_stage.cuh"
 
 namespace tapecheck_cuda {
@@ -77,7 +78,7 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ uint32_t candidates[kWarps][kSharedSlots * 32];
   __shared__ uint64_t full[kWarps];
   extern __shared__ __align__(128) float stage_rows[];  // [kWarps][32 * VPT]
-  WarpRowStage<VPT> stage{stage_rows + static_cast<size_t>(warp) * 32 * VPT, &full[warp]};
+  WarpRowStage stage{stage_rows + static_cast<size_t>(warp) * 32 * VPT, &full[warp]};
   const size_t step = static_cast<size_t>(gridDim.x) * kWarps;
   size_t row = blockIdx.x * static_cast<size_t>(kWarps) + warp;
   if (team.member == 0) {
@@ -272,6 +273,7 @@ int topk_mask(void* stream, uint32_t rows, uint32_t cols, uint32_t k, const floa
     return launch_status();
   }
   int status = 0;
+  if (topk_warp_pair_plan(s, rows, cols, k, x, mask, status)) return status;
   const bool small_k_warps = whole_warps_take(cols, k, x);
   if (!small_k_warps && topk_sorted_plan(s, rows, cols, k, x, mask, status)) return status;
   if (small_k_warps || whole_warps_take_large_k(cols, k)) {

@@ -1,9 +1,10 @@
 // The threads that hold one row of topKMask between them: a group of lanes of a warp, a whole
-// warp, or a whole block. Member m holds the row's entries m, m + size, m + 2 size, ... so
-// (slot, member) order is index order.
+// warp, two warps, or a whole block. Member m holds the row's entries m, m + size, m + 2 size,
+// ... so (slot, member) order is index order.
 //
-// Every method is a collective: all threads of the warp (lane teams) or of the block (block
-// team) call it together, and it returns a value uniform over the team.
+// Every method is a collective: all threads of the warp (lane teams), of the two warps (pair
+// teams) or of the block (block team) call it together, and it returns a value uniform over
+// the team.
 #pragma once
 
 #include "common.cuh"
@@ -31,8 +32,10 @@ struct LaneTeam {
   static constexpr bool kCarryCount = kCarry;
   static constexpr bool kWholeWarp = G == 32;
   static constexpr unsigned size = G;
-  // topk_row may pack this team's candidates in shared memory (exclusive_sum): whole warps.
+  // topk_row may pack this team's candidates in shared memory (exclusive_sum): whole warps,
+  // for k > kRegisterCandidatesMaxK (topk_select.cuh).
   static constexpr bool kPacksCandidates = kWholeWarp;
+  static constexpr bool kPacksEveryK = false;
   unsigned member;  // this lane's index in its group
   uint32_t bits;    // the group's lanes within the warp
   uint32_t below;   // the group's lanes below this one
@@ -125,6 +128,7 @@ struct BlockTeam {
   // The candidates stay in registers: packing a block's candidates in shared memory, or handing
   // its searches to one warp, lost (topk_select.cuh, kRegisterCandidatesMaxK).
   static constexpr bool kPacksCandidates = false;
+  static constexpr bool kPacksEveryK = false;
   static constexpr bool kCarryCount = false;
   BlockTeamScratch* s;
   unsigned size, member, lane, warp, warps;
@@ -172,6 +176,86 @@ struct BlockTeam {
     for (unsigned w = 0; w < warp; ++w) before += s->warp_counts[w];
     __syncthreads();  // warp_counts is rewritten by the next call
     return before + __popc(ballot & ((1u << lane) - 1u));
+  }
+};
+
+// Shared memory of a warp pair team: the two warps' partials, in two sets used alternately, as
+// BlockTeamScratch's.
+struct WarpPairScratch {
+  uint32_t partial[2][2];
+};
+
+// Two warps of a block holding one row between them (64 members, member m in warp m / 32), for
+// rows too long for one warp's registers. Each collective reduces within each warp in one
+// instruction and combines the two partials through shared memory behind one named barrier
+// (bar.sync with the pair's own id and 64 threads), so the other pairs of the block go on.
+template <bool kCarry>
+struct WarpPairTeam {
+  static constexpr bool kCarryCount = kCarry;
+  // For every k: with two candidate registers a thread, about 18 candidates at k = 16 (an
+  // estimate for data in random order) would overflow some thread of about one row in five,
+  // whose search then counts all 128 keys a thread.
+  static constexpr bool kPacksCandidates = true;
+  static constexpr bool kPacksEveryK = true;
+  static constexpr unsigned size = 64;
+  WarpPairScratch* s;
+  unsigned barrier;  // the pair's named barrier, 1-15 (0 is __syncthreads')
+  unsigned member, lane, half;
+  unsigned phase = 0;
+
+  __device__ WarpPairTeam(WarpPairScratch* scratch, unsigned barrier_id)
+      : s(scratch), barrier(barrier_id), member(threadIdx.x & 63u), lane(threadIdx.x & 31u),
+        half((threadIdx.x >> 5) & 1u) {}
+
+  // Orders the pair's shared-memory writes before its reads.
+  __device__ void sync() const { asm volatile("bar.sync %0, 64;" ::"r"(barrier) : "memory"); }
+
+  // Each warp's partial (uniform over the warp) and the other warp's, after one barrier.
+  __device__ uint32_t other(uint32_t mine) {
+    uint32_t* buf = s->partial[phase];
+    phase ^= 1u;
+    if (lane == 0) buf[half] = mine;
+    sync();
+    return buf[half ^ 1u];
+  }
+
+  __device__ uint32_t sum(uint32_t v) {
+    const uint32_t w = __reduce_add_sync(kFullWarp, v);
+    return w + other(w);
+  }
+  __device__ uint32_t max(uint32_t v) {
+    const uint32_t w = __reduce_max_sync(kFullWarp, v);
+    return ::max(w, other(w));
+  }
+  __device__ uint32_t min(uint32_t v) {
+    const uint32_t w = __reduce_min_sync(kFullWarp, v);
+    return ::min(w, other(w));
+  }
+  __device__ uint32_t count(bool p) { return sum(p ? 1u : 0u); }
+
+  template <int VPT>
+  __device__ uint32_t count_at_least(const uint32_t (&key)[VPT], uint32_t c) {
+    return sum(count_keys_at_least<kCarry>(key, c));
+  }
+
+  __device__ bool all(bool p) const { return p; }  // for p already uniform over the pair
+  __device__ bool every(bool p) { return min(p ? 1u : 0u) != 0; }  // any p
+  __device__ int uniform_bit(int bit) const { return bit; }
+
+  // How many members below this one have p.
+  __device__ uint32_t rank(bool p) {
+    const uint32_t ballot = __ballot_sync(kFullWarp, p);
+    const uint32_t first_warp = other(__popc(ballot));  // the other warp's count
+    return (half ? first_warp : 0u) + __popc(ballot & ((1u << lane) - 1u));
+  }
+
+  // The sum of v over the members below this one, and in `total` over the pair.
+  __device__ uint32_t exclusive_sum(uint32_t v, uint32_t& total) {
+    const uint32_t upto = warp_inclusive_sum(v, lane);
+    const uint32_t warp_total = __shfl_sync(kFullWarp, upto, 31);
+    const uint32_t theirs = other(warp_total);
+    total = warp_total + theirs;
+    return upto - v + (half ? theirs : 0u);
   }
 };
 

@@ -21,15 +21,14 @@
 
 namespace tapecheck_cuda {
 
-// One warp's stage: `row` holds up to 32 * VPT floats, `full` is the mbarrier that the copy
-// completes. Lane 0 issues the copies; every lane waits and reads.
-template <int VPT>
+// One warp's stage (or one warp pair's): `row` holds a row of floats, `full` is the mbarrier that
+// the copy completes. The team's first thread issues the copies; every thread waits and reads.
 struct WarpRowStage {
   float* row;
   uint64_t* full;
   unsigned turn = 0;  // rows taken so far: the parity of the barrier's current phase
 
-  // Lane 0, before any copy: a barrier that one arrival (with the copy's bytes) completes,
+  // The first thread, before any copy: a barrier that one arrival (with the copy's bytes) completes,
   // made visible to the copy engine (the async proxy).
   __device__ void init() const {
     cuda::ptx::mbarrier_init(full, 1);
@@ -37,9 +36,9 @@ struct WarpRowStage {
     cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
   }
 
-  // Lane 0: starts the copy of `cols` floats from src. The warp has read the previous row out
-  // of the stage (__syncwarp before this call); the proxy fence orders those reads before the
-  // copy's writes.
+  // The first thread: starts the copy of `cols` floats from src. The team has read the previous
+  // row out of the stage (__syncwarp, or the pair's barrier, before this call); the proxy fence
+  // orders those reads before the copy's writes.
   __device__ void fill(const float* src, uint32_t cols) const {
     const uint32_t bytes = cols * 4u;
     cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
@@ -49,15 +48,22 @@ struct WarpRowStage {
                              full);
   }
 
-  // Every lane: waits for the row of this turn, then takes its keys as load_keys would from
-  // global memory (entry lane + 32 i, 0 past cols).
-  __device__ void take(uint32_t (&key)[VPT], unsigned lane, uint32_t cols) {
+  // Every lane: waits for the row of this turn to have arrived.
+  __device__ void wait() {
     while (!cuda::ptx::mbarrier_try_wait_parity(full, turn & 1u)) {
     }
     ++turn;
+  }
+
+  // Every thread of the team that shares the stage (kStride threads: a warp, or a warp pair):
+  // waits for the row of this turn, then takes its keys as load_keys would from global memory
+  // (entry member + kStride i, 0 past cols; the row holds up to kStride * VPT floats).
+  template <unsigned kStride = 32, int VPT>
+  __device__ void take(uint32_t (&key)[VPT], unsigned member, uint32_t cols) {
+    wait();
 #pragma unroll
     for (int i = 0; i < VPT; ++i) {
-      const uint32_t j = lane + static_cast<uint32_t>(i) * 32u;
+      const uint32_t j = member + static_cast<uint32_t>(i) * kStride;
       key[i] = j < cols ? rank_key(row[j]) : 0u;
     }
   }
