@@ -4,9 +4,10 @@
 //
 // Plans, by row length: a group of lanes (up to a warp) per row up to kGroupMaxCols, for k > 16
 // (and some k <= 16: whole_warps_take) a whole warp per row up to kWarpRowMaxCols, taking its
-// next row through shared memory (topk_warp_stage.cuh), one block per row below kStreamMinCols,
-// all holding the row in registers and selecting with topk_select.cuh, and for 2 <= k <= 16 the
-// sorting-network plans of topk_sorted.cu first where they measured faster. Rows of
+// next row through shared memory (topk_warp_stage.cuh), for 5 <= k <= 64 two warps per row up
+// to 8192 columns (topk_warp_pair.cu), one block per row below kStreamMinCols, all holding the
+// row in registers and selecting with topk_select.cuh, and for 2 <= k <= 16 the sorting-network
+// plans of topk_sorted.cu first where they measured faster. Rows of
 // kStreamMinCols and more stream through one block each (topk_stream.cuh) for
 // 2 <= k <= kStreamMaxK; beyond kStreamMaxK, and for a few very long rows, they go to the
 // histogram kernels of topk_histogram.cu, which re-read the row once per pass. k = 1 streams

@@ -2,16 +2,19 @@
 // topk_teams.cuh), 128 keys a thread in registers, the next row copied into shared memory
 // during the current row's search (topk_warp_stage.cuh).
 //
-// Why: at 8K columns the block rows (topk_mask.cu's topk_by_block for k > 8, topk_sorted.cu's
-// for k <= 8, the chunked warp for 9-16) ran at 0.57-0.76 of copy bandwidth on the H200 for
-// k >= 8 (tools/bench/results/2026-12-02-h200-kernels-1.10.0.*): each step of a block's search
-// waits on a barrier of all its warps. A warp cannot hold 8K keys in registers, and a warp
-// holding the row in shared memory ran at 0.40-0.63, its passes over the stage too slow with
-// 3-6 such warps a multiprocessor (tools/bench/results/2026-12-02-h200-1.10.0-candidates/).
+// Why: at 8K columns the plans before (topk_sorted.cu's block rows for k <= 8, its chunked warp
+// for 9-16, topk_mask.cu's block rows for k > 16) ran at 0.57-0.76 of copy bandwidth on the H200
+// for k >= 5 (tools/bench/results/2026-12-02-h200-1.11.0-same-session/): each step of a block's
+// search waits on a barrier of all its warps. A warp cannot hold 8K keys in registers, and a
+// warp holding the row in shared memory ran at 0.29-0.63, its passes over the stage too slow
+// with 3-6 such warps a multiprocessor (tools/bench/results/2026-12-02-h200-1.10.0-candidates/).
 // Two warps of 128 keys a thread are the 4K warps' layout twice: a search step's count is each
 // warp's reduction plus one named barrier of 64 threads, and the candidates are packed in
 // shared memory (topk_select.cuh), so the search runs over four keys a thread.
-// k <= 4 keep the sorting networks' block rows (0.91-0.95 at 8K).
+// k <= 4 keep the sorting networks' block rows (0.91-0.95 at 8K). Measured against 1.10.0 in one
+// session (ours/copy, two runs each), k = 5-64 at 8K went from 0.57-0.76 to 0.94, and at 6144
+// columns (one run, a quarter of each thread's slots padding) from 0.52-0.70 to 0.80-0.81
+// (tools/bench/results/2026-12-02-h200-1.11.0-same-session/).
 #include "topk_select.cuh"
 #include "topk_teams.cuh"
 #include "topk_warp_pair.h"
