@@ -68,8 +68,8 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// topk_by_group's whole warps on 16-byte rows, each warp's next row
-// copied into shared memory while it searches the current one (topk_warp_stage.cuh).
+// topk_by_group's whole warps on 16-byte rows, each warp's next row copied into shared memory
+// while it searches the current one (topk_warp_stage.cuh).
 template <int VPT, unsigned kThreads>
 __global__ void __launch_bounds__(kThreads)
     topk_by_staged_warp(size_t rows, uint32_t cols, uint32_t k, const float* x, float* mask) {

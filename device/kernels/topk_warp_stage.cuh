@@ -28,8 +28,8 @@ struct WarpRowStage {
   uint64_t* full;
   unsigned turn = 0;  // rows taken so far: the parity of the barrier's current phase
 
-  // The first thread, before any copy: a barrier that one arrival (with the copy's bytes) completes,
-  // made visible to the copy engine (the async proxy).
+  // The first thread, before any copy: a barrier that one arrival (with the copy's bytes)
+  // completes, made visible to the copy engine (the async proxy).
   __device__ void init() const {
     cuda::ptx::mbarrier_init(full, 1);
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
@@ -48,7 +48,7 @@ struct WarpRowStage {
                              full);
   }
 
-  // Every lane: waits for the row of this turn to have arrived.
+  // Every thread: waits for the row of this turn to have arrived.
   __device__ void wait() {
     while (!cuda::ptx::mbarrier_try_wait_parity(full, turn & 1u)) {
     }
