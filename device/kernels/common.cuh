@@ -36,6 +36,19 @@ inline cudaStream_t as_stream(void* stream) { return static_cast<cudaStream_t>(s
 // kernel surfaces at the caller's next synchronization, as with any stream-ordered API.
 inline int launch_status() { return cudaGetLastError() == cudaSuccess ? 0 : 1; }
 
+// Lets `kernel` take `bytes` of dynamic shared memory, above the default 48 KiB a block (set at
+// every launch: the current device may have changed). False when the device refuses, with the
+// error cleared, so that the status of the plan launched instead is that plan's own.
+template <class Kernel>
+inline bool allow_dynamic_shared(Kernel kernel, int bytes) {
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) ==
+      cudaSuccess) {
+    return true;
+  }
+  (void)cudaGetLastError();
+  return false;
+}
+
 // Blocks for `items` at `items_per_block` each (at least one), at most `cap`.
 inline unsigned grid_capped(size_t items, size_t items_per_block, size_t cap) {
   size_t g = (items + items_per_block - 1) / items_per_block;

@@ -170,10 +170,7 @@ void launch_staged_warps(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k,
     return;
   }
   constexpr int kStageBytes = static_cast<int>(kThreads / 32 * 32 * VPT * sizeof(float));
-  // Above the default 48 KiB of dynamic shared memory a block (set at every launch, as the
-  // layer_norm_bwd kernels do: the current device may have changed).
-  if (cudaFuncSetAttribute(topk_by_staged_warp<VPT, kThreads>,
-                           cudaFuncAttributeMaxDynamicSharedMemorySize, kStageBytes) != cudaSuccess) {
+  if (!allow_dynamic_shared(topk_by_staged_warp<VPT, kThreads>, kStageBytes)) {
     launch_group<32, VPT, kThreads>(s, rows, cols, k, x, mask);
     return;
   }

@@ -72,13 +72,7 @@ bool topk_warp_pair_plan(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k,
     return false;
   }
   constexpr int kBytes = static_cast<int>(kPairs * kPairRowMaxCols * sizeof(float));
-  // Above the default 48 KiB of dynamic shared memory a block (set at every launch: the current
-  // device may have changed). A failure leaves the rows to the other plans.
-  if (cudaFuncSetAttribute(topk_by_warp_pair, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           kBytes) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
+  if (!allow_dynamic_shared(topk_by_warp_pair, kBytes)) return false;  // the other plans take them
   topk_by_warp_pair<<<grid_for(rows, kPairs), kPairThreads, kBytes, s>>>(rows, cols, k, x, mask);
   status = launch_status();
   return true;
