@@ -63,7 +63,10 @@ const tapecheck_kernels_v1 kTable = {
     //        networks (topk_mask.cu, whole_warps_take).
     // 1.11.0: 1.10.0 with topk_mask's rows of 4097-8192 columns in warp pairs for 5 <= k <= 64,
     //        128 keys a thread, the next row staged in shared memory (topk_warp_pair.cu).
-    /*version=*/"1.11.0",
+    // 1.12.0: 1.11.0 with topk_mask's rows of 8193-16384 columns in groups of four warps for
+    //        2 <= k <= 64, ahead of the stream at 16384 (topk_warp_groups.cu, which the warp
+    //        pairs' file became; the pairs now WarpGroupTeam<2>, same arithmetic).
+    /*version=*/"1.12.0",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,

@@ -5,14 +5,14 @@
 // Plans, by row length: a group of lanes (up to a warp) per row up to kGroupMaxCols, for k > 16
 // (and some k <= 16: whole_warps_take) a whole warp per row up to kWarpRowMaxCols, taking its
 // next row through shared memory (topk_warp_stage.cuh), for 5 <= k <= 64 two warps per row up
-// to 8192 columns (topk_warp_pair.cu), one block per row below kStreamMinCols, all holding the
-// row in registers and selecting with topk_select.cuh, and for 2 <= k <= 16 the sorting-network
-// plans of topk_sorted.cu first where they measured faster. Rows of
-// kStreamMinCols and more stream through one block each (topk_stream.cuh) for
-// 2 <= k <= kStreamMaxK; beyond kStreamMaxK, and for a few very long rows, they go to the
-// histogram kernels of topk_histogram.cu, which re-read the row once per pass. k = 1 streams
-// its rows through lane groups or blocks (topk_first.cuh), but for the split of a few very
-// long rows.
+// to 8192 columns and for 2 <= k <= 64 four warps per row up to 16384 (topk_warp_groups.cu),
+// one block per row below kStreamMinCols, all holding the row in registers and selecting with
+// topk_select.cuh, and for 2 <= k <= 16 the sorting-network plans of topk_sorted.cu first where
+// they measured faster. Rows of kStreamMinCols and more stream through one block each
+// (topk_stream.cuh) for 2 <= k <= kStreamMaxK (but 16384 columns with k <= 64: the groups of
+// four warps); beyond kStreamMaxK, and for a few very long rows, they go to the histogram
+// kernels of topk_histogram.cu, which re-read the row once per pass. k = 1 streams its rows
+// through lane groups or blocks (topk_first.cuh), but for the split of a few very long rows.
 #include "common.cuh"
 #include "entry.h"
 #include "topk_first.cuh"
@@ -20,7 +20,7 @@
 #include "topk_select.cuh"
 #include "topk_sorted.h"
 #include "topk_stream.cuh"
-#include "topk_warp_pair.h"
+#include "topk_warp_groups.h"
 #include "topk_warp_stage.cuh"
 
 namespace tapecheck_cuda {
@@ -131,7 +131,8 @@ constexpr uint32_t kBlockRowMaxCols = 16384;
 // stream lost, but for k = 16 at 8K (0.62 against 0.58): 0.37-0.69 against 0.57-0.94 at 4K-8K,
 // 0.13-0.27 against 0.52-0.92 at 1K-2K. A row's fixed cost, its block-wide searches and
 // barriers, weighs more on short rows
-// (tools/bench/results/2026-12-01-h200-kernels-1.9.3-topk/).
+// (tools/bench/results/2026-12-01-h200-kernels-1.9.3-topk/). Since 1.12.0 the groups of four
+// warps of topk_warp_groups.cu take 16384 columns for k <= 64 ahead of the stream.
 constexpr uint32_t kStreamMinCols = 16384;
 static_assert(kBlockRowMaxCols <= kBlockRowMaxThreads * kBlockRowSlots, "a row fits a block");
 
@@ -266,12 +267,13 @@ int topk_mask(void* stream, uint32_t rows, uint32_t cols, uint32_t k, const floa
     return vec ? launch_first<true>(s, rows, cols, x, mask) : launch_first<false>(s, rows, cols, x, mask);
   }
   if (split) return topk_split(s, rows, cols, k, x, mask);
+  int status = 0;
+  // Ahead of the stream, which it beats at 16384 columns (topk_warp_groups.cu).
+  if (topk_warp_group_plan(s, rows, cols, k, x, mask, status)) return status;
   if (cols >= kStreamMinCols && k <= kStreamMaxK) {
     topk_by_stream<<<grid_for(rows, 1), kStreamThreads, 0, s>>>(rows, cols, k, x, mask);
     return launch_status();
   }
-  int status = 0;
-  if (topk_warp_pair_plan(s, rows, cols, k, x, mask, status)) return status;
   const bool small_k_warps = whole_warps_take(cols, k, x);
   if (!small_k_warps && topk_sorted_plan(s, rows, cols, k, x, mask, status)) return status;
   if (small_k_warps || whole_warps_take_large_k(cols, k)) {

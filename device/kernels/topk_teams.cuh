@@ -179,57 +179,69 @@ struct BlockTeam {
   }
 };
 
-// Shared memory of a warp pair team: the two warps' partials, in two sets used alternately, as
+// Shared memory of a warp group team: its warps' partials, in two sets used alternately, as
 // BlockTeamScratch's.
-struct WarpPairScratch {
-  uint32_t partial[2][2];
+template <unsigned kWarps>
+struct WarpGroupScratch {
+  uint32_t partial[2][kWarps];
 };
 
-// Two warps of a block holding one row between them (64 members, member m in warp m / 32), for
-// rows too long for one warp's registers. Each collective reduces within each warp in one
-// instruction and combines the two partials through shared memory behind one named barrier
-// (bar.sync with the pair's own id and 64 threads), so the other pairs of the block go on.
-template <bool kCarry>
-struct WarpPairTeam {
+// kWarps warps of a block holding one row between them (32 kWarps members, member m in warp
+// m / 32), for rows too long for one warp's registers. Each collective reduces within each warp
+// in one instruction and combines the kWarps partials through shared memory behind one named
+// barrier (bar.sync with the group's own id and 32 kWarps threads), so the block's other groups
+// go on.
+template <unsigned kWarps, bool kCarry>
+struct WarpGroupTeam {
+  static_assert(kWarps >= 2 && 32 * kWarps <= 1024, "a group is 2 to 32 warps of one block");
   static constexpr bool kCarryCount = kCarry;
   // For every k: with two candidate registers a thread, about 18 candidates at k = 16 (an
   // estimate for data in random order) would overflow some thread of about one row in five,
-  // whose search then counts all 128 keys a thread.
+  // whose search then counts all of its keys.
   static constexpr bool kPacksCandidates = true;
   static constexpr bool kPacksEveryK = true;
-  static constexpr unsigned size = 64;
-  WarpPairScratch* s;
-  unsigned barrier;  // the pair's named barrier, 1-15 (0 is __syncthreads')
-  unsigned member, lane, half;
+  static constexpr unsigned size = 32 * kWarps;
+  WarpGroupScratch<kWarps>* s;
+  unsigned barrier;  // the group's named barrier, 1-15 (0 is __syncthreads')
+  unsigned member, lane, warp;
   unsigned phase = 0;
 
-  __device__ WarpPairTeam(WarpPairScratch* scratch, unsigned barrier_id)
-      : s(scratch), barrier(barrier_id), member(threadIdx.x & 63u), lane(threadIdx.x & 31u),
-        half((threadIdx.x >> 5) & 1u) {}
+  __device__ WarpGroupTeam(WarpGroupScratch<kWarps>* scratch, unsigned barrier_id)
+      : s(scratch), barrier(barrier_id), member(threadIdx.x % size), lane(threadIdx.x & 31u),
+        warp((threadIdx.x % size) / 32) {}
 
-  // Orders the pair's shared-memory writes before its reads.
-  __device__ void sync() const { asm volatile("bar.sync %0, 64;" ::"r"(barrier) : "memory"); }
+  // Orders the group's shared-memory writes before its reads.
+  __device__ void sync() const {
+    asm volatile("bar.sync %0, %1;" ::"r"(barrier), "r"(size) : "memory");
+  }
 
-  // Each warp's partial (uniform over the warp) and the other warp's, after one barrier.
-  __device__ uint32_t other(uint32_t mine) {
+  // The kWarps partials (each uniform over its warp), after one barrier. They stay readable
+  // until the next call but one, which writes the same set.
+  __device__ const uint32_t* partials(uint32_t mine) {
     uint32_t* buf = s->partial[phase];
     phase ^= 1u;
-    if (lane == 0) buf[half] = mine;
+    if (lane == 0) buf[warp] = mine;
     sync();
-    return buf[half ^ 1u];
+    return buf;
+  }
+
+  template <class Op>
+  __device__ uint32_t combine(uint32_t mine, Op op) {
+    const uint32_t* p = partials(mine);
+    uint32_t v = p[0];
+#pragma unroll
+    for (unsigned w = 1; w < kWarps; ++w) v = op(v, p[w]);
+    return v;
   }
 
   __device__ uint32_t sum(uint32_t v) {
-    const uint32_t w = __reduce_add_sync(kFullWarp, v);
-    return w + other(w);
+    return combine(__reduce_add_sync(kFullWarp, v), [](uint32_t a, uint32_t b) { return a + b; });
   }
   __device__ uint32_t max(uint32_t v) {
-    const uint32_t w = __reduce_max_sync(kFullWarp, v);
-    return ::max(w, other(w));
+    return combine(__reduce_max_sync(kFullWarp, v), [](uint32_t a, uint32_t b) { return ::max(a, b); });
   }
   __device__ uint32_t min(uint32_t v) {
-    const uint32_t w = __reduce_min_sync(kFullWarp, v);
-    return ::min(w, other(w));
+    return combine(__reduce_min_sync(kFullWarp, v), [](uint32_t a, uint32_t b) { return ::min(a, b); });
   }
   __device__ uint32_t count(bool p) { return sum(p ? 1u : 0u); }
 
@@ -238,24 +250,32 @@ struct WarpPairTeam {
     return sum(count_keys_at_least<kCarry>(key, c));
   }
 
-  __device__ bool all(bool p) const { return p; }  // for p already uniform over the pair
+  __device__ bool all(bool p) const { return p; }  // for p already uniform over the group
   __device__ bool every(bool p) { return min(p ? 1u : 0u) != 0; }  // any p
   __device__ int uniform_bit(int bit) const { return bit; }
 
   // How many members below this one have p.
   __device__ uint32_t rank(bool p) {
     const uint32_t ballot = __ballot_sync(kFullWarp, p);
-    const uint32_t first_warp = other(__popc(ballot));  // the other warp's count
-    return (half ? first_warp : 0u) + __popc(ballot & ((1u << lane) - 1u));
+    const uint32_t* p_warps = partials(__popc(ballot));
+    uint32_t before = 0;
+#pragma unroll
+    for (unsigned w = 0; w + 1 < kWarps; ++w) before += w < warp ? p_warps[w] : 0u;
+    return before + __popc(ballot & ((1u << lane) - 1u));
   }
 
-  // The sum of v over the members below this one, and in `total` over the pair.
+  // The sum of v over the members below this one, and in `total` over the group.
   __device__ uint32_t exclusive_sum(uint32_t v, uint32_t& total) {
     const uint32_t upto = warp_inclusive_sum(v, lane);
-    const uint32_t warp_total = __shfl_sync(kFullWarp, upto, 31);
-    const uint32_t theirs = other(warp_total);
-    total = warp_total + theirs;
-    return upto - v + (half ? theirs : 0u);
+    const uint32_t* p = partials(__shfl_sync(kFullWarp, upto, 31));
+    uint32_t before = 0, all = 0;
+#pragma unroll
+    for (unsigned w = 0; w < kWarps; ++w) {
+      before += w < warp ? p[w] : 0u;
+      all += p[w];
+    }
+    total = all;
+    return upto - v + before;
   }
 };
 

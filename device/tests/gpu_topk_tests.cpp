@@ -97,7 +97,8 @@ const std::vector<std::uint32_t>& widths() {
   static const std::vector<std::uint32_t> w = {
       2,    3,    5,    8,    16,   17,    31,    32,    33,    64,    100,   128,
       255,  256,  257,  511,  512,  513,   1000,  1024,  1025,  1028,  2048,  3000,
-      3001, 4096, 4100, 6000, 8191, 8192, 16384, 16385, 20000, 32768, 40000, 57345, 65536, 70001};
+      3001, 4096, 4100, 6000, 8191, 8192, 12000, 16384, 16385, 20000, 32768, 40000, 57345,
+      65536, 70001};
   return w;
 }
 
@@ -190,9 +191,10 @@ TEST_CASE("On a GPU, topk_mask stays exact over thousands of streamed rows with 
 }
 
 // The whole warps of 513-4096 columns take row after row through one stage of shared memory each,
-// its barrier's phase flipping every row (topk_warp_stage.cuh), and so do the warp pairs of
-// 4097-8192 columns (topk_warp_pair.cu). The grid is capped (8192 blocks of 4 or 8 warps, or of
-// 2 pairs), so only this many rows give each warp or pair two or three turns. Each row is a
+// its barrier's phase flipping every row (topk_warp_stage.cuh), and so do the warp groups of
+// 4097-16384 columns (topk_warp_groups.cu: pairs up to 8192, fours beyond). The grid is capped
+// (8192 blocks of 4 or 8 warps, of 2 pairs or of 1 four), so only this many rows give each warp
+// or group two or three turns. Each row is a
 // permutation of 0 .. cols - 1 (7 is prime to every width here), so the entry of value v has
 // rank cols - 1 - v without sorting 700 million entries.
 TEST_CASE("On a GPU, topk_mask stays exact when every whole warp takes several rows", "[gpu]") {
@@ -200,11 +202,11 @@ TEST_CASE("On a GPU, topk_mask stays exact when every whole warp takes several r
   if (!kernels) return;
   const tapecheck_kernels_v1& table = *kernels->table;
   struct Shape {
-    std::uint32_t cols, warps;  // warps (or pairs): the plan's a block times the grid's cap
+    std::uint32_t cols, warps;  // warps (or groups): the plan's a block times the grid's cap
   };
   for (const Shape& shape : {Shape{1024, 8 * 8192}, Shape{2048, 8 * 8192}, Shape{3000, 4 * 8192},
                              Shape{4096, 4 * 8192}, Shape{6000, 2 * 8192},
-                             Shape{8192, 2 * 8192}}) {
+                             Shape{8192, 2 * 8192}, Shape{12000, 8192}, Shape{16384, 8192}}) {
     const std::uint32_t cols = shape.cols, rows = 2 * shape.warps + 3;
     const std::size_t n = static_cast<std::size_t>(rows) * cols;
     std::vector<float> x(n);
