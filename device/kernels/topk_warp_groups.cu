@@ -20,8 +20,8 @@
 // Why groups of four: the same layout twice again. At 16384 columns the stream of
 // topk_stream.cuh (one block of 512 threads a row, its candidates gathered in shared memory) ran
 // at 0.71-0.85 of copy bandwidth for 2 <= k <= 64, and at 12288 columns the block rows (of
-// topk_sorted.cu for k <= 16, of topk_mask.cu beyond) at 0.48-0.81. Groups of four warps ran at
-// 0.90-0.94 and 0.82-0.83 (measured against 1.11.0 in one session, two runs at 16K, one at 12K:
+// topk_sorted.cu for k = 2 and 8, of topk_mask.cu for 64) at 0.48-0.81. Groups of four warps ran
+// at 0.90-0.94 and 0.82-0.83 (measured against 1.11.0 in one session, two runs at 16K, one at 12K:
 // tools/bench/results/2026-12-02-h200-1.12.0-same-session/).
 #include "topk_select.cuh"
 #include "topk_teams.cuh"
