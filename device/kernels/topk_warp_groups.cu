@@ -41,8 +41,8 @@ constexpr uint32_t kQuadRowMinK = 2;
 constexpr uint32_t kGroupRowMaxK = 64;
 constexpr int kGroupSlots = 128;  // keys a thread: kPairRowMaxCols / 64, kQuadRowMaxCols / 128
 // Blocks of 128 threads (two pairs or one group of four) at three blocks a multiprocessor: 168
-// registers a thread (beyond, the four-warp kernel took 249), and three blocks' stages (64 KiB
-// each) fit its shared memory.
+// registers a thread (without that bound the four-warp kernel took 249), and three blocks'
+// stages (64 KiB each) fit its shared memory.
 constexpr unsigned kGroupThreads = 128;
 constexpr unsigned kBlocksPerMultiprocessor = 3;
 
