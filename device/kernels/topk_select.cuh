@@ -26,18 +26,18 @@ namespace tapecheck_cuda {
 // Two registers of candidates a thread: four were up to 5% slower at k = 1 and 8 on the H200
 // and no faster at k = 64, where both overflow often and the search counts every key.
 constexpr int kCandidates = 2;
-// Above kRegisterCandidatesMaxK (for every k in a warp pair: topk_teams.cuh, kPacksEveryK), a whole
-// warp given shared memory packs the row's candidates together there instead, kSharedSlots a lane,
-// so that how they fall among the lanes does not matter: by an estimate for data in random order,
-// about 70-90 keys pass the chunks' bound at k = 64, a few a lane on average but more than two on
-// some lane of most rows, whose search then counts every key. Measured on an H200 (ours/copy, k =
-// 17, 32, 64), a warp a row packing its candidates ran 0.82-0.86 at 1K-2K columns and 0.78-0.80 at
-// 4K, where the block rows ran 0.52-0.69 and 0.59-0.63
+// Above kRegisterCandidatesMaxK (for every k in a warp group: topk_teams.cuh, kPacksEveryK), a
+// whole warp given shared memory packs the row's candidates together there instead, kSharedSlots
+// a lane, so that how they fall among the lanes does not matter: by an estimate for data in
+// random order, about 70-90 keys pass the chunks' bound at k = 64, a few a lane on average but
+// more than two on some lane of most rows, whose search then counts every key. Measured on an
+// H200 (ours/copy, k = 17, 32, 64), a warp a row packing its candidates ran 0.82-0.86 at 1K-2K
+// columns and 0.78-0.80 at 4K, where the block rows ran 0.52-0.69 and 0.59-0.63
 // (tools/bench/results/2026-12-01-h200-1.9.5-candidates/). Not kept: block teams packing theirs
 // (0.53-0.59 against 0.57-0.63 at 4K-8K; as we read it, a block's search steps wait on their
 // barriers more than on the counting) and a block handing both searches to one warp over shared
-// memory (0.16-0.47 at 1K-8K; ncu at 1K, k = 17: 3,450 warp instructions a row, and warps waiting
-// at a barrier for 42% of the cycles between two issues).
+// memory (0.16-0.47 at 1K-8K; ncu at 1K, k = 17: 3,450 warp instructions a row, and warps
+// waiting at a barrier for 42% of the cycles between two issues).
 constexpr uint32_t kRegisterCandidatesMaxK = 16;
 constexpr int kSharedSlots = 4;
 

@@ -1,9 +1,9 @@
 // The threads that hold one row of topKMask between them: a group of lanes of a warp, a whole
-// warp, two warps, or a whole block. Member m holds the row's entries m, m + size, m + 2 size,
+// warp, a group of whole warps, or a whole block. Member m holds the row's entries m, m + size, m + 2 size,
 // ... so (slot, member) order is index order.
 //
-// Every method is a collective: all threads of the warp (lane teams), of the two warps (pair
-// teams) or of the block (block team) call it together, and it returns a value uniform over
+// Every method is a collective: all threads of the warp (lane teams), of the group's warps
+// (warp group teams) or of the block (block team) call it together, and it returns a value uniform over
 // the team.
 #pragma once
 

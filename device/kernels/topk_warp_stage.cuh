@@ -21,8 +21,8 @@
 
 namespace tapecheck_cuda {
 
-// One warp's stage (or one warp pair's): `row` holds a row of floats, `full` is the mbarrier that
-// the copy completes. The team's first thread issues the copies; every thread waits and reads.
+// One warp's stage (or one warp group's): `row` holds a row of floats, `full` is the mbarrier
+// that the copy completes. The team's first thread issues the copies; every thread waits and reads.
 struct WarpRowStage {
   float* row;
   uint64_t* full;
@@ -37,7 +37,7 @@ struct WarpRowStage {
   }
 
   // The first thread: starts the copy of `cols` floats from src. The team has read the previous
-  // row out of the stage (__syncwarp, or the pair's barrier, before this call); the proxy fence
+  // row out of the stage (__syncwarp, or the group's barrier, before this call); the proxy fence
   // orders those reads before the copy's writes.
   __device__ void fill(const float* src, uint32_t cols) const {
     const uint32_t bytes = cols * 4u;
@@ -55,7 +55,7 @@ struct WarpRowStage {
     ++turn;
   }
 
-  // Every thread of the team that shares the stage (kStride threads: a warp, or a warp pair):
+  // Every thread of the team that shares the stage (kStride threads: a warp, or a warp group):
   // waits for the row of this turn, then takes its keys as load_keys would from global memory
   // (entry member + kStride i, 0 past cols; the row holds up to kStride * VPT floats).
   template <unsigned kStride = 32, int VPT>

@@ -90,8 +90,8 @@ const std::vector<Pattern>& patterns() {
 // Widths around every plan boundary: a thread or a group of lanes per row (up to 512), whole
 // warps (up to 4096; 1028 and 3000 are rows that a staged warp copies whole but that end before
 // its last keys, 3001 one it cannot copy), warp pairs (4100, 6000 and 8192; 8191 cannot be
-// copied), blocks holding rows in registers (below 16384),
-// streamed rows from 16384 (with the histogram kernels for large k) and the split of a few very
+// copied), groups of four warps (12000 and 16384), blocks holding rows in registers (below
+// 16384, and the rows no other plan takes), streamed rows from 16384 (with the histogram kernels for large k) and the split of a few very
 // long rows.
 const std::vector<std::uint32_t>& widths() {
   static const std::vector<std::uint32_t> w = {
@@ -194,9 +194,8 @@ TEST_CASE("On a GPU, topk_mask stays exact over thousands of streamed rows with 
 // its barrier's phase flipping every row (topk_warp_stage.cuh), and so do the warp groups of
 // 4097-16384 columns (topk_warp_groups.cu: pairs up to 8192, fours beyond). The grid is capped
 // (8192 blocks of 4 or 8 warps, of 2 pairs or of 1 four), so only this many rows give each warp
-// or group two or three turns. Each row is a
-// permutation of 0 .. cols - 1 (7 is prime to every width here), so the entry of value v has
-// rank cols - 1 - v without sorting 700 million entries.
+// or group two or three turns. Each row is a permutation of 0 .. cols - 1 (7 is prime to every
+// width here), so the entry of value v has rank cols - 1 - v without sorting 700 million entries.
 TEST_CASE("On a GPU, topk_mask stays exact when every whole warp takes several rows", "[gpu]") {
   auto kernels = cudaKernelsOrSkip();
   if (!kernels) return;
