@@ -91,8 +91,8 @@ const std::vector<Pattern>& patterns() {
 // warps (up to 4096; 1028 and 3000 are rows that a staged warp copies whole but that end before
 // its last keys, 3001 one it cannot copy), warp pairs (4100, 6000 and 8192; 8191 cannot be
 // copied), groups of four warps (12000 and 16384), blocks holding rows in registers (below
-// 16384, and the rows no other plan takes), streamed rows from 16384 (with the histogram kernels for large k) and the split of a few very
-// long rows.
+// 16384, and the rows no other plan takes), streamed rows from 16384 (with the histogram
+// kernels for large k) and the split of a few very long rows.
 const std::vector<std::uint32_t>& widths() {
   static const std::vector<std::uint32_t> w = {
       2,    3,    5,    8,    16,   17,    31,    32,    33,    64,    100,   128,
