@@ -66,7 +66,11 @@ const tapecheck_kernels_v1 kTable = {
     // 1.12.0: 1.11.0 with topk_mask's rows of 8193-16384 columns in groups of four warps for
     //        2 <= k <= 64, ahead of the stream at 16384 (topk_warp_groups.cu, which the warp
     //        pairs' file became; the pairs now WarpGroupTeam<2>, same arithmetic).
-    /*version=*/"1.12.0",
+    // 1.13.0: 1.12.0 with topk_mask's teams of up to 16 keys a member skipping the register
+    //        gather where it cannot hold k candidates (the bound then searched only down to where
+    //        it parts from the row's maximum), and writing full rows' masks without bounds checks
+    //        (topk_select.cuh).
+    /*version=*/"1.13.0",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,

@@ -59,7 +59,8 @@ __device__ __forceinline__ SearchStart common_prefix(uint32_t low, uint32_t high
 // `done` and stops when the count is exactly k. Without `done`, the result is the largest such t.
 template <class Team, class CountAtLeast>
 __device__ uint32_t search_down(Team& team, SearchStart start, uint32_t k, bool& done,
-                                CountAtLeast count_at_least) {
+                                CountAtLeast count_at_least, uint32_t part_from = 0u,
+                                bool stop_at_parting = false) {
   uint32_t t = start.t;
   // A team that starts below the warp's highest bit re-checks bits it already knows: a set one
   // gives cand == t (count >= k), a clear one cand > T (count < k). Neither changes t wrongly.
@@ -71,6 +72,9 @@ __device__ uint32_t search_down(Team& team, SearchStart start, uint32_t k, bool&
       t = cand;
       done = n == k;
     }
+    // t has a 0 where part_from has a 1: t's bits below can no longer change where t and
+    // part_from part, which is all a caller that asks this wants of t.
+    if (stop_at_parting && ((t ^ part_from) >> b & 1u)) done = true;
   }
   return t;
 }
@@ -80,10 +84,13 @@ __device__ uint32_t search_down(Team& team, SearchStart start, uint32_t k, bool&
 // all as k nears team.size, where the members' is their smallest maximum; the members' costs
 // less to search (a count of one key a member). Maxima of padding and NaN are 0, below every
 // candidate, so they are never counted.
+//
+// prefix_only: the caller wants only the bits the bound shares with `high` (where a search
+// starts), not a filter of candidates: the search stops where the two part, its lower bits 0.
 template <int kChunks, class Team>
 __device__ uint32_t bound_from_maxima(Team& team, const uint32_t (&chunk_max)[kChunks],
                                       uint32_t mine_max, uint32_t high, uint32_t low, uint32_t k,
-                                      bool live, bool per_member) {
+                                      bool live, bool per_member, bool prefix_only = false) {
   // The k-th largest maximum lies between the smallest maximum and the row's maximum: on most
   // data these share the sign and exponent, which the search then skips.
   uint32_t least_chunk_max = ~0u;
@@ -95,7 +102,7 @@ __device__ uint32_t bound_from_maxima(Team& team, const uint32_t (&chunk_max)[kC
   const uint32_t bound = search_down(team, common_prefix(least, high), k, done, [&](uint32_t c) {
     if (per_member) return team.count(mine_max >= c);
     return team.sum(count_keys_at_least<Team::kCarryCount>(chunk_max, c));
-  });
+  }, high, prefix_only);
   return ::max(low, bound);
 }
 
@@ -146,6 +153,18 @@ __device__ void write_row_mask(Team& team, const uint32_t (&key)[VPT], uint32_t 
   }
   const bool keep_all_equal = done || need == equal;  // then the kept keys are those >= t
   if (team.all(keep_all_equal)) {
+    // Full rows without the bounds' checks (ncu at 512 columns: 9 instructions an entry with
+    // them). Only up to 16 keys a member: with 64, the second copy of the loop took the whole
+    // warps from 97 registers to 128.
+    if constexpr (VPT <= 16) {
+      if (full) {
+#pragma unroll
+        for (int i = 0; i < VPT; ++i) {
+          mask_row[team.member + static_cast<uint32_t>(i) * team.size] = key[i] >= t ? 1.0f : 0.0f;
+        }
+        return;
+      }
+    }
 #pragma unroll
     for (int i = 0; i < VPT; ++i) {
       if (in_row(i)) mask_row[team.member + static_cast<uint32_t>(i) * team.size] = key[i] >= t ? 1.0f : 0.0f;
@@ -203,14 +222,26 @@ __device__ void topk_row(Team& team, const uint32_t (&key)[VPT], uint32_t cols, 
   // copy bandwidth on the H200 (tools/bench/results/2026-12-01-h200-kernels-1.9.3-topk/).
   // Packed candidates take the chunks' bound: k > 16 keys would pass a warp's weaker one.
   const bool per_member = !shared && k <= team.size;
-  if (bounded) low = bound_from_maxima(team, chunk_max, mine_max, high, low, k, live, per_member);
+  // At least k keys pass the bound, so registers of kCandidates a member hold them only for
+  // k < kCandidates * team.size: beyond (k = 64 at 512 columns), the bound serves the search's
+  // start alone, which needs only its bits down to where it parts from the row's maximum.
+  // (ncu of 1.12.0 at 512 columns, k = 64: 16.2 steps of the bound's search a row, 7.8 of the
+  // search over the keys, and the gather always overflowing.)
+  // Only for up to 16 keys a member (lane groups, the 512-column warps, block rows): the
+  // packing warps and groups keep their code as it was (with this check too, 1K columns at
+  // k = 64 lost 0.03 of copy bandwidth).
+  const bool register_gather = !shared && (VPT > 16 || k < kCandidates * team.size);
+  if (bounded) {
+    low = bound_from_maxima(team, chunk_max, mine_max, high, low, k, live, per_member,
+                            !shared && !register_gather);
+  }
 
   // The candidates of this member, kept while there is room; empty slots hold 0.
   uint32_t cand_key[kCandidates];
   uint32_t cand_count = 0;
 #pragma unroll
   for (int c = 0; c < kCandidates; ++c) cand_key[c] = 0u;
-  if (bounded && !shared) {
+  if (bounded && register_gather) {
 #pragma unroll
     for (int i = 0; i < VPT; ++i) {
       if (key[i] >= low) {
@@ -221,7 +252,7 @@ __device__ void topk_row(Team& team, const uint32_t (&key)[VPT], uint32_t cols, 
       }
     }
   }
-  const bool gathered = bounded && !shared && team.every(cand_count <= kCandidates);
+  const bool gathered = bounded && register_gather && team.every(cand_count <= kCandidates);
   uint32_t shared_key[kSharedSlots];
   bool gathered_shared = false;
   if constexpr (Team::kPacksCandidates) {
