@@ -62,6 +62,25 @@ __host__ __device__ constexpr unsigned ln_cluster_max_threads(int floats) {
 // the next row into registers before the current row's exchange (0.68 / 0.61 / 0.55)
 // (tools/bench/results/2026-12-01-h200-kernels-1.9.2-layer-norm-bwd/).
 
+// Rows of 16-byte units keep each thread's gamma in shared memory: a thread's columns are the
+// same in every row, so it reads them once. Read from global memory in each row (up to 1.13.0),
+// the second read, after the exchange, came from L2: the exchange's cluster-scope acquire
+// invalidates L1 (CCTL.IVALL after the mailbox wait), and ncu of 1.12.0 at 64K columns had 21%
+// of the stall samples on the FFMAs waiting for those loads. Measured on an H200 against 1.13.0
+// (ours/copy, two runs each): 16K / 32K / 64K 0.835-0.842 / 0.759-0.764 / 0.662-0.669 ->
+// 0.937-0.942 / 0.895-0.896 / 0.845-0.849
+// (tools/bench/results/2026-12-02-h200-1.14.0-same-session/). Scalar rows (V = 1) keep the
+// global loads: with the slice in shared memory their kernel, held to 64 registers a thread,
+// spilled 48 bytes.
+template <int V>
+constexpr bool kLnGammaShared = V == 4;
+
+// A block's dynamic shared memory: the column sums' accumulators, then its gamma
+// ([N][threads] units of 4 floats, each read back only by the thread that wrote it).
+__host__ __device__ constexpr size_t ln_cluster_smem(int N, int V, size_t threads) {
+  return (2 * sizeof(double) + (V == 4 ? sizeof(float) : 0)) * static_cast<size_t>(N * V) * threads;
+}
+
 template <int N, int V, bool kVec>
 __global__ void __launch_bounds__(ln_cluster_max_threads(N * V), 1)
     ln_bwd_cluster(const float* __restrict__ dy, const float* __restrict__ xhat,
@@ -70,7 +89,7 @@ __global__ void __launch_bounds__(ln_cluster_max_threads(N * V), 1)
                    uint32_t cols) {
   __shared__ WarpPartials<2> wsum;
   __shared__ Mailbox<2> mail;  // one exchange a row
-  extern __shared__ double acc[];  // [2][N][V][blockDim.x]
+  extern __shared__ double acc[];  // [2][N][V][blockDim.x], then the block's gamma
   cg::cluster_group cl = cg::this_cluster();
   const unsigned C = cl.num_blocks();
   const unsigned RT = C * blockDim.x;
@@ -79,6 +98,29 @@ __global__ void __launch_bounds__(ln_cluster_max_threads(N * V), 1)
   const double n = static_cast<double>(cols);
   ColumnSums<N, V, true> colsums;
   colsums.start(acc, kLnBatchRowsWide);
+  // The thread's gamma (kLnGammaShared), unit i at gamma_units[i * blockDim.x + threadIdx.x].
+  float4* const gamma_units = reinterpret_cast<float4*>(acc + 2 * N * V * blockDim.x);
+  if constexpr (kLnGammaShared<V>) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * RT + lane) * V;
+      float gm[V] = {0.0f, 0.0f, 0.0f, 0.0f};
+      if (j < cols) load_unit<V, kVec>(gamma, j, gm);
+      gamma_units[i * blockDim.x + threadIdx.x] = make_float4(gm[0], gm[1], gm[2], gm[3]);
+    }
+  }
+  // Unit i's gamma, at column j.
+  auto gamma_of = [&](int i, size_t j, float (&gm)[V]) {
+    if constexpr (kLnGammaShared<V>) {
+      const float4 q = gamma_units[i * blockDim.x + threadIdx.x];
+      gm[0] = q.x;
+      gm[1] = q.y;
+      gm[2] = q.z;
+      gm[3] = q.w;
+    } else {
+      load_unit<V, kVec>(gamma, j, gm);
+    }
+  };
   unsigned turn = 0;  // the cluster's rows so far
   mailbox_open(mail);
 
@@ -101,7 +143,9 @@ __global__ void __launch_bounds__(ln_cluster_max_threads(N * V), 1)
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * RT + lane) * V;
       if (j < cols) {
-        add_ln_bwd_unit_sums<V, kVec>(gamma, j, d[i], h[i], sums);
+        float gm[V];
+        gamma_of(i, j, gm);
+        add_ln_bwd_sums<V>(gm, d[i], h[i], sums);
         colsums.add(i, d[i], h[i]);
       }
     }
@@ -112,7 +156,12 @@ __global__ void __launch_bounds__(ln_cluster_max_threads(N * V), 1)
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * RT + lane) * V;
-      if (j < cols) store_ln_bwd_unit<V, kVec>(gamma, j, d[i], h[i], istd, mean_g, mean_gx, dx, base + j);
+      if (j < cols) {
+        float gm[V], o[V];
+        gamma_of(i, j, gm);
+        ln_bwd_dx<V>(gm, d[i], h[i], istd, mean_g, mean_gx, o);
+        store_unit<V, kVec>(dx, base + j, o);
+      }
     }
   }
 
@@ -162,9 +211,9 @@ bool launch_ln_bwd_cluster(const ClusterTile& ct, size_t G, cudaStream_t s, cons
   auto k = ln_bwd_cluster<N, V, kVec>;
   // Raised to what the instantiation can need at most (its most threads), the same value from
   // every caller (ln_bwd_fused.cuh says why).
-  constexpr size_t kMostSmem = sizeof(double) * 2 * N * V * ln_cluster_max_threads(N * V);
+  constexpr size_t kMostSmem = ln_cluster_smem(N, V, ln_cluster_max_threads(N * V));
   cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kMostSmem));
-  const size_t smem = sizeof(double) * 2 * N * V * ct.T;
+  const size_t smem = ln_cluster_smem(N, V, ct.T);
   return launch_clusters(k, ct, G, smem, s, dy, xhat, inv_std, gamma, dx, partial, rows, cols);
 }
 

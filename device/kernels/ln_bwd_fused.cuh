@@ -49,14 +49,12 @@ inline unsigned ln_fused_batch_rows(const Tile& t) {
 }
 
 // The two steps of a row that ln_bwd_fused and ln_bwd_cluster share, on one unit of V columns
-// starting at column j (d: its dy, h: its xhat), with g = dy * gamma.
+// (gm: its gamma, d: its dy, h: its xhat), with g = dy * gamma.
 // First, the unit's terms of the row's sums: sums[0] += sum g, sums[1] += sum g * xhat.
-template <int V, bool kVec>
-__device__ __forceinline__ void add_ln_bwd_unit_sums(const float* __restrict__ gamma, size_t j,
-                                                     const float (&d)[V], const float (&h)[V],
-                                                     double (&sums)[2]) {
-  float gm[V], g[V], gx[V];
-  load_unit<V, kVec>(gamma, j, gm);
+template <int V>
+__device__ __forceinline__ void add_ln_bwd_sums(const float (&gm)[V], const float (&d)[V],
+                                                const float (&h)[V], double (&sums)[2]) {
+  float g[V], gx[V];
 #pragma unroll
   for (int k = 0; k < V; ++k) {
     g[k] = d[k] * gm[k];
@@ -67,6 +65,27 @@ __device__ __forceinline__ void add_ln_bwd_unit_sums(const float* __restrict__ g
 }
 
 // Then, once the row's means are known, the unit's dx = istd * (g - mean_g - xhat * mean_gx).
+template <int V>
+__device__ __forceinline__ void ln_bwd_dx(const float (&gm)[V], const float (&d)[V],
+                                          const float (&h)[V], float istd, float mean_g,
+                                          float mean_gx, float (&o)[V]) {
+#pragma unroll
+  for (int k = 0; k < V; ++k) {
+    const float g = d[k] * gm[k];
+    o[k] = istd * fmaf(-h[k], mean_gx, g - mean_g);
+  }
+}
+
+// The same two steps with the unit's gamma read from global memory at column j.
+template <int V, bool kVec>
+__device__ __forceinline__ void add_ln_bwd_unit_sums(const float* __restrict__ gamma, size_t j,
+                                                     const float (&d)[V], const float (&h)[V],
+                                                     double (&sums)[2]) {
+  float gm[V];
+  load_unit<V, kVec>(gamma, j, gm);
+  add_ln_bwd_sums<V>(gm, d, h, sums);
+}
+
 template <int V, bool kVec>
 __device__ __forceinline__ void store_ln_bwd_unit(const float* __restrict__ gamma, size_t j,
                                                   const float (&d)[V], const float (&h)[V],
@@ -74,11 +93,7 @@ __device__ __forceinline__ void store_ln_bwd_unit(const float* __restrict__ gamm
                                                   float* __restrict__ dx, size_t at) {
   float gm[V], o[V];
   load_unit<V, kVec>(gamma, j, gm);
-#pragma unroll
-  for (int k = 0; k < V; ++k) {
-    const float g = d[k] * gm[k];
-    o[k] = istd * fmaf(-h[k], mean_gx, g - mean_g);
-  }
+  ln_bwd_dx<V>(gm, d, h, istd, mean_g, mean_gx, o);
   store_unit<V, kVec>(dx, at, o);
 }
 

@@ -70,7 +70,9 @@ const tapecheck_kernels_v1 kTable = {
     //        gather where it cannot hold k candidates (the bound then searched only down to where
     //        it parts from the row's maximum), and writing full rows' masks without bounds checks
     //        (topk_select.cuh).
-    /*version=*/"1.13.0",
+    // 1.14.0: 1.13.0 with layer_norm_bwd's cluster kernel keeping each thread's gamma in shared
+    //        memory, read once, on rows of 16-byte units (ln_bwd_cluster.cuh).
+    /*version=*/"1.14.0",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,
