@@ -211,14 +211,16 @@ bool launch_ln_bwd_cluster(const ClusterTile& ct, size_t G, cudaStream_t s, cons
   auto k = ln_bwd_cluster<N, V, kVec>;
   // Raised to what the instantiation can need at most (its most threads), the same value from
   // every caller (ln_bwd_fused.cuh says why).
+  // Refused (a device with less shared memory a block): the caller runs the separate passes.
   constexpr size_t kMostSmem = ln_cluster_smem(N, V, ln_cluster_max_threads(N * V));
-  cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kMostSmem));
+  if (!allow_dynamic_shared(k, static_cast<int>(kMostSmem))) return false;
   const size_t smem = ln_cluster_smem(N, V, ct.T);
   return launch_clusters(k, ct, G, smem, s, dy, xhat, inv_std, gamma, dx, partial, rows, cols);
 }
 
-// Returns false (nothing launched) for rows it does not take, or when the scratch for the
-// partials cannot be had: the caller then runs the separate passes.
+// Returns false (nothing launched) for rows it does not take, when the scratch for the
+// partials cannot be had, or when the device refuses the launch: the caller then runs the
+// separate passes.
 inline bool ln_bwd_clustered(cudaStream_t s, Scratch& scratch, size_t rows, uint32_t cols,
                              const float* dy, const float* xhat, const float* inv_std,
                              const float* gamma, float* dx, float* dgamma, float* dbeta) {

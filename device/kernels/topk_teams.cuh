@@ -1,10 +1,10 @@
 // The threads that hold one row of topKMask between them: a group of lanes of a warp, a whole
-// warp, a group of whole warps, or a whole block. Member m holds the row's entries m, m + size, m + 2 size,
-// ... so (slot, member) order is index order.
+// warp, a group of whole warps, or a whole block. Member m holds the row's entries m, m + size,
+// m + 2 size, ... so (slot, member) order is index order.
 //
 // Every method is a collective: all threads of the warp (lane teams), of the group's warps
-// (warp group teams) or of the block (block team) call it together, and it returns a value uniform over
-// the team.
+// (warp group teams) or of the block (block team) call it together, and it returns a value
+// uniform over the team.
 #pragma once
 
 #include "common.cuh"
@@ -235,13 +235,16 @@ struct WarpGroupTeam {
   }
 
   __device__ uint32_t sum(uint32_t v) {
-    return combine(__reduce_add_sync(kFullWarp, v), [](uint32_t a, uint32_t b) { return a + b; });
+    return combine(__reduce_add_sync(kFullWarp, v),
+                   [](uint32_t a, uint32_t b) { return a + b; });
   }
   __device__ uint32_t max(uint32_t v) {
-    return combine(__reduce_max_sync(kFullWarp, v), [](uint32_t a, uint32_t b) { return ::max(a, b); });
+    return combine(__reduce_max_sync(kFullWarp, v),
+                   [](uint32_t a, uint32_t b) { return ::max(a, b); });
   }
   __device__ uint32_t min(uint32_t v) {
-    return combine(__reduce_min_sync(kFullWarp, v), [](uint32_t a, uint32_t b) { return ::min(a, b); });
+    return combine(__reduce_min_sync(kFullWarp, v),
+                   [](uint32_t a, uint32_t b) { return ::min(a, b); });
   }
   __device__ uint32_t count(bool p) { return sum(p ? 1u : 0u); }
 

@@ -8,7 +8,8 @@
 // H200 for k >= 5 (tools/bench/results/2026-12-02-h200-1.11.0-same-session/): each step of a
 // block's search waits on a barrier of all its warps. A warp cannot hold 8K keys in registers,
 // and a warp holding the row in shared memory ran at 0.29-0.63, its passes over the stage too
-// slow with 3-6 such warps a multiprocessor (tools/bench/results/2026-12-02-h200-1.10.0-candidates/).
+// slow with 3-6 such warps a multiprocessor
+// (tools/bench/results/2026-12-02-h200-1.10.0-candidates/).
 // Two warps of 128 keys a thread are the 4K warps' layout twice: a search step's count is each
 // warp's reduction plus one named barrier of 64 threads, and the candidates are packed in
 // shared memory (topk_select.cuh), so the search runs over four keys a thread.
@@ -83,8 +84,10 @@ bool launch_warp_groups(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k, 
                         float* mask, int& status) {
   constexpr unsigned kGroups = kGroupThreads / (32 * kWarps);
   constexpr int kBytes = static_cast<int>(kGroupThreads * kGroupSlots * sizeof(float));
-  if (!allow_dynamic_shared(topk_by_warp_group<kWarps>, kBytes)) return false;  // other plans take them
-  topk_by_warp_group<kWarps><<<grid_for(rows, kGroups), kGroupThreads, kBytes, s>>>(rows, cols, k, x, mask);
+  // Refused: the other plans take the rows.
+  if (!allow_dynamic_shared(topk_by_warp_group<kWarps>, kBytes)) return false;
+  topk_by_warp_group<kWarps><<<grid_for(rows, kGroups), kGroupThreads, kBytes, s>>>(rows, cols, k,
+                                                                                     x, mask);
   status = launch_status();
   return true;
 }
