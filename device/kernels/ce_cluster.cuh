@@ -131,12 +131,12 @@ __global__ void __launch_bounds__(1024, 1)
   cl.sync();
 }
 
-// Host side. The forward's partials: one per block, cluster_count(rows) * C of them; true
+// Host side. The forward's partials: one per block, cluster_count(rows, ct) * C of them; true
 // when launched (count set), false leaves the slices to the generic engine.
 inline bool ce_cluster_partials(uint32_t n, size_t rows, size_t& count) {
   ClusterTile ct;
   if (!plan_cluster(n, kCeUnits, ct, kClusterNarrowThreads)) return false;
-  count = cluster_count(rows) * ct.C;
+  count = cluster_count(rows, ct) * ct.C;
   return true;
 }
 

@@ -30,6 +30,11 @@ constexpr unsigned kBlock = 256;
 constexpr size_t kMaxGrid = 8192;
 constexpr size_t kMaxCoveringGrid = 0x7fffffff;  // gridDim.x's limit
 
+// The H200's 132 multiprocessors: a tuning constant for grids that must be a function of the
+// shape alone (ln_bwd_fused.cuh's G, row_cluster.cuh's cluster_count), never a device query.
+// Other GPUs get the same grids and the same bits, only another speed.
+constexpr size_t kAssumedSMs = 132;
+
 inline cudaStream_t as_stream(void* stream) { return static_cast<cudaStream_t>(stream); }
 
 // Launches are asynchronous: this reports only whether they were accepted. A fault inside a

@@ -229,13 +229,11 @@ inline void launch_ln_colsum_finish(cudaStream_t s, const double2* partial, size
 // ---------------------------------------------------------------------------------------------
 // Host side.
 //
-// G, the number of blocks, from (rows, cols) only. A tuning constant, never a device query:
-// the H200's 132 multiprocessors, each holding 1024 threads of these kernels, so G = one wave
-// of blocks there (every block's share of rows then differs by at most one iteration), and the
-// partials are G x cols doubles pairs: about 132 x 16K x 16 bytes = 35 MB at most, ~1% of the
-// traffic, written last and so still in L2 for the finish kernel. Other GPUs get the same G
-// and the same bits, only a different speed.
-constexpr size_t kAssumedSMs = 132;
+// G, the number of blocks, from (rows, cols) only: kAssumedSMs (common.cuh), each holding 1024
+// threads of these kernels, so G = one wave of blocks on an H200 (every block's share of rows
+// then differs by at most one iteration), and the partials are G x cols doubles pairs: about
+// 132 x 16K x 16 bytes = 35 MB at most, ~1% of the traffic, written last and so still in L2 for
+// the finish kernel.
 
 // The tile, from cols only. plan_tile gives short rows 4 units a lane, more than the fused
 // kernel's shared memory takes: they are spread over more lanes instead (cols 32: 4 lanes of

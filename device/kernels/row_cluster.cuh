@@ -229,9 +229,33 @@ inline bool plan_cluster(uint32_t cols, int nmax4, ClusterTile& ct,
 }
 
 // One cluster per row at a time, clusters striding over the rows; the number of clusters
-// does not affect a row's result (a row is computed by one cluster alone). From rows only, so
-// a sum over all rows (the cross-entropy loss) is repeatable too.
-inline size_t cluster_count(size_t rows) { return rows < 1024 ? (rows == 0 ? 1 : rows) : 1024; }
+// does not affect a row's result (a row is computed by one cluster alone). From the shape only
+// (rows and the tile, which comes from cols), never from a device query, so a sum over all rows
+// (the cross-entropy loss) is repeatable too.
+//
+// About kClusterWaves waves of the clusters an H200 holds at once: its kAssumedSMs (common.cuh)
+// each take 1024 / T blocks of these kernels (64 registers a thread, __launch_bounds__(1024,
+// 1)), C blocks a cluster. Up to 1.14.0 the count was 1024 whatever the tile. Measured on an
+// H200 (ours/copy, two runs each, with 256 / 512 / 1024 / 2048 / 4096 clusters;
+// tools/bench/results/2026-12-02-h200-1.15.0-cluster-counts/), every tile was fastest at the
+// count nearest 16 waves or at the next one tried. Fewer clusters leave a larger partial last wave; more take
+// too few rows each, and a cluster's first row has no prefetch. Two, four and eight waves (from
+// cudaOccupancyMaxActiveClusters) measured slower than 1024 clusters for most tiles.
+// - Blocks of 256 threads, 4 a cluster (2112 clusters, 124 fit at once): softmax forward at 32K
+//   columns 0.870 -> 0.885 with 2048; cross-entropy forward at 16K 0.866 -> 0.907 (0.925 with
+//   4096).
+// - Blocks of 512, 8 a cluster (528, 30 fit), at 64K columns: layer norm forward, batch norm
+//   forward and backward, cross-entropy forward 0.852 / 0.846 / 0.822 / 0.825 -> 0.858 / 0.854
+//   / 0.841 / 0.855 with 512.
+// - Blocks of 256, 8 a cluster (1056, 62 fit): 1024 was already the fastest of the five.
+constexpr size_t kClusterWaves = 16;
+
+inline size_t cluster_count(size_t rows, const ClusterTile& ct) {
+  const size_t blocks_per_sm = ct.T >= 1024 ? 1 : 1024 / ct.T;
+  const size_t g = kClusterWaves * kAssumedSMs * blocks_per_sm / ct.C;
+  if (rows == 0) return 1;
+  return rows < g ? rows : g;
+}
 
 // `clusters` clusters of ct's shape, with `smem` bytes of dynamic shared memory a block.
 template <class... KArgs, class... Args>
@@ -259,7 +283,7 @@ bool launch_clusters(void (*kernel)(KArgs...), const ClusterTile& ct, size_t clu
 template <class... KArgs, class... Args>
 bool launch_cluster(void (*kernel)(KArgs...), const ClusterTile& ct, size_t rows, cudaStream_t s,
                     Args... args) {
-  return launch_clusters(kernel, ct, cluster_count(rows), 0, s, args...);
+  return launch_clusters(kernel, ct, cluster_count(rows, ct), 0, s, args...);
 }
 
 }  // namespace tapecheck_cuda

@@ -72,7 +72,10 @@ const tapecheck_kernels_v1 kTable = {
     //        (topk_select.cuh).
     // 1.14.0: 1.13.0 with layer_norm_bwd's cluster kernel keeping each thread's gamma in shared
     //        memory, read once, on rows of 16-byte units (ln_bwd_cluster.cuh).
-    /*version=*/"1.14.0",
+    // 1.15.0: 1.14.0 with the cluster kernels other than layer_norm_bwd's launching about 16
+    //        waves of clusters of their tile on an H200 instead of 1024 (row_cluster.cuh,
+    //        cluster_count; the kernels' code is 1.14.0's).
+    /*version=*/"1.15.0",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,

@@ -323,14 +323,15 @@ TEST_CASE("On a GPU, the cuda kernels give the same bits when called from many t
 // The kernels take their 16-byte paths (vector loads and stores, and the cluster forward
 // kernels' L2 prefetch) only when every pointer is 16-byte aligned; one float off, the same
 // units are loaded as scalars and go through the same arithmetic in the same order. So the two
-// must agree bit for bit. The shapes are the widths of the cluster kernels with more than
-// 3 x 1024 rows, so that every cluster takes at least three rows (row_cluster.cuh: at most
-// 1024 clusters) and reuses its row-parity slots.
+// must agree bit for bit. The shapes are the widths of the cluster kernels with more than three
+// times as many rows as clusters, so that every cluster takes at least three rows and reuses its
+// row-parity slots (row_cluster.cuh, cluster_count: at most 2112 clusters at 16K and 32K
+// columns, 1056 at 64K).
 TEST_CASE("On a GPU, the cuda kernels give the same bits from misaligned buffers", "[gpu]") {
   auto kernels = cudaKernelsOrSkip();
   if (!kernels) return;
   const tapecheck_kernels_v1& k = *kernels->table;
-  const std::vector<GridShape> clusterWidths = {{4100, 16384}, {3100, 32768}, {3073, 65536}};
+  const std::vector<GridShape> clusterWidths = {{6337, 16384}, {6337, 32768}, {3169, 65536}};
   for (const GridShape& s : clusterWidths) {
     const Inputs aligned(s);
     const Inputs offByOne(aligned, 1);
