@@ -238,9 +238,10 @@ inline bool plan_cluster(uint32_t cols, int nmax4, ClusterTile& ct,
 // 1)), C blocks a cluster. Up to 1.14.0 the count was 1024 whatever the tile. Measured on an
 // H200 (ours/copy, two runs each, with 256 / 512 / 1024 / 2048 / 4096 clusters;
 // tools/bench/results/2026-12-02-h200-1.15.0-cluster-counts/), every tile was fastest at the
-// count nearest 16 waves or at the next one tried. Fewer clusters leave a larger partial last wave; more take
-// too few rows each, and a cluster's first row has no prefetch. Two, four and eight waves (from
-// cudaOccupancyMaxActiveClusters) measured slower than 1024 clusters for most tiles.
+// count nearest 16 waves or at the next one tried. Fewer clusters leave a larger partial last
+// wave; more take too few rows each, and a cluster's first row has no prefetch. Two, four and
+// eight waves (from cudaOccupancyMaxActiveClusters) measured slower than 1024 clusters for most
+// tiles.
 // - Blocks of 256 threads, 4 a cluster (2112 clusters, 124 fit at once): softmax forward at 32K
 //   columns 0.870 -> 0.885 with 2048; cross-entropy forward at 16K 0.866 -> 0.907 (0.925 with
 //   4096).
