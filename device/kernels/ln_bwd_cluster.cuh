@@ -75,10 +75,12 @@ __host__ __device__ constexpr unsigned ln_cluster_max_threads(int floats) {
 template <int V>
 constexpr bool kLnGammaShared = V == 4;
 
-// A block's dynamic shared memory: the column sums' accumulators, then its gamma
-// ([N][threads] units of 4 floats, each read back only by the thread that wrote it).
-__host__ __device__ constexpr size_t ln_cluster_smem(int N, int V, size_t threads) {
-  return (2 * sizeof(double) + (V == 4 ? sizeof(float) : 0)) * static_cast<size_t>(N * V) * threads;
+// A block's dynamic shared memory: the column sums' accumulators, then, where kLnGammaShared,
+// its gamma ([N][threads] units of 4 floats, each read back only by the thread that wrote it).
+template <int V>
+__host__ __device__ constexpr size_t ln_cluster_smem(int N, size_t threads) {
+  const size_t per_float = 2 * sizeof(double) + (kLnGammaShared<V> ? sizeof(float) : 0);
+  return per_float * static_cast<size_t>(N * V) * threads;
 }
 
 template <int N, int V, bool kVec>
@@ -212,9 +214,9 @@ bool launch_ln_bwd_cluster(const ClusterTile& ct, size_t G, cudaStream_t s, cons
   // Raised to what the instantiation can need at most (its most threads), the same value from
   // every caller (ln_bwd_fused.cuh says why).
   // Refused (a device with less shared memory a block): the caller runs the separate passes.
-  constexpr size_t kMostSmem = ln_cluster_smem(N, V, ln_cluster_max_threads(N * V));
+  constexpr size_t kMostSmem = ln_cluster_smem<V>(N, ln_cluster_max_threads(N * V));
   if (!allow_dynamic_shared(k, static_cast<int>(kMostSmem))) return false;
-  const size_t smem = ln_cluster_smem(N, V, ct.T);
+  const size_t smem = ln_cluster_smem<V>(N, ct.T);
   return launch_clusters(k, ct, G, smem, s, dy, xhat, inv_std, gamma, dx, partial, rows, cols);
 }
 
