@@ -6,19 +6,31 @@
 #pragma once
 
 #include "ce_tiles.cuh"
+#include "cluster_stage.cuh"
 #include "max_sum.cuh"
 #include "row_cluster.cuh"
 
 namespace tapecheck_cuda {
+
+// The forward's 16-byte path stages its next row's logits and target in shared memory
+// (cluster_stage.cuh). Measured on an H200 against 1.15.0 (ours/copy, two runs each, one
+// session; tools/bench/results/2026-12-02-h200-1.16.0-candidates/): 16K / 32K / 64K columns
+// 0.939-0.943 / 0.935-0.936 / 0.863-0.864 -> 0.948-0.956 / 0.935-0.942 / 0.882. The backward,
+// staged in the first of those runs (three runs each), moved by less than 0.01 either way (16K
+// 0.919-0.920 -> 0.925, 64K 0.917-0.921 -> 0.914-0.917) and is not.
+constexpr bool kCeFwdClusterStage = true;
 
 template <int N, int V, bool kVec>
 __global__ void __launch_bounds__(1024, 1)
     ce_fwd_cluster(const float* __restrict__ x, const float* __restrict__ target,
                    float* __restrict__ logp, double* __restrict__ partial, size_t rows,
                    uint32_t cols) {
+  constexpr bool kStaged = kVec && kCeFwdClusterStage;
   __shared__ WarpParts parts;
   __shared__ Mailbox<2> mail;  // one exchange a row
   __shared__ double wloss[32];
+  __shared__ uint64_t stage_full;
+  extern __shared__ __align__(128) float4 stage_units[];
   cg::cluster_group cl = cg::this_cluster();
   const unsigned C = cl.num_blocks();
   const unsigned RT = C * blockDim.x;
@@ -26,23 +38,35 @@ __global__ void __launch_bounds__(1024, 1)
   const size_t clusters = gridDim.x / C;
   double loss = 0.0;
   unsigned turn = 0;  // the cluster's rows so far
+  ClusterRowStage<2, N> stage{stage_units, &stage_full};
+  const float* const src[2] = {x, target};
+  if (kStaged && threadIdx.x == 0) stage.init();
   mailbox_open(mail);
+  if (kStaged && threadIdx.x == 0 && blockIdx.x / C < rows) stage.fill(src, blockIdx.x / C, cols);
 
   for (size_t row = blockIdx.x / C; row < rows; row += clusters, ++turn) {
     const size_t base = row * cols;
     float v[N][V], t[N][V];
     bool has[N];
 #pragma unroll
-    for (int i = 0; i < N; ++i) {
-      const size_t j = static_cast<size_t>(i * RT + lane) * V;
-      has[i] = j < cols;
-      if (has[i]) {
-        load_unit<V, kVec>(x, base + j, v[i]);
-        load_unit<V, kVec>(target, base + j, t[i]);
+    for (int i = 0; i < N; ++i) has[i] = static_cast<size_t>(i * RT + lane) * V < cols;
+    if constexpr (kStaged) {
+      stage.wait();
+      stage.take(0, v, lane, RT, cols);
+      stage.take(1, t, lane, RT, cols);
+      stage.refill(src, row + clusters, rows, cols);
+    } else {
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        const size_t j = static_cast<size_t>(i * RT + lane) * V;
+        if (has[i]) {
+          load_unit<V, kVec>(x, base + j, v[i]);
+          load_unit<V, kVec>(target, base + j, t[i]);
+        }
       }
+      prefetch_row_share<kVec && kPrefetchForward>(x, row + clusters, rows, cols);
+      prefetch_row_share<kVec && kPrefetchForward>(target, row + clusters, rows, cols);
     }
-    prefetch_row_share<kVec && kPrefetchForward>(x, row + clusters, rows, cols);
-    prefetch_row_share<kVec && kPrefetchForward>(target, row + clusters, rows, cols);
     float m = -CUDART_INF_F;
 #pragma unroll
     for (int i = 0; i < N; ++i) {
@@ -145,9 +169,11 @@ inline bool ce_fwd_clustered(cudaStream_t s, size_t rows, uint32_t n, const floa
   ClusterTile ct;
   if (!plan_cluster(n, kCeUnits, ct, kClusterNarrowThreads)) return false;
   if (ct.V == 4) {
-    if (aligned16(x) && aligned16(target) && aligned16(logp)) {
-      return launch_cluster(ce_fwd_cluster<kCeUnits, 4, true>, ct, rows, s, x, target, logp, partial,
-                            rows, n);
+    if (aligned16(x) && aligned16(target) && aligned16(logp) &&
+        launch_cluster_with_stage<kCeFwdClusterStage>(
+            ce_fwd_cluster<kCeUnits, 4, true>, ct, rows, ClusterRowStage<2, kCeUnits>::bytes, s, x,
+            target, logp, partial, rows, n)) {
+      return true;
     }
     return launch_cluster(ce_fwd_cluster<kCeUnits, 4, false>, ct, rows, s, x, target, logp, partial,
                           rows, n);

@@ -5,10 +5,35 @@
 // reduced together, with one exchange (row_cluster.cuh, cluster_sums).
 #pragma once
 
+#include "cluster_stage.cuh"
 #include "norm_math.cuh"
 #include "row_cluster.cuh"
 
 namespace tapecheck_cuda {
+
+// The 16-byte paths stage their next row in shared memory (cluster_stage.cuh): x forward, dy
+// and xhat backward. Measured on an H200 against 1.15.0 in one session (ours/copy, two runs
+// each; tools/bench/results/2026-12-02-h200-1.16.0-candidates/): batch norm's backward at 32K
+// / 64K columns 0.921-0.924 / 0.838-0.840 -> 0.977-0.984 / 0.933-0.936, its forward at 64K
+// 0.851-0.853 -> 0.877-0.884; at 16K (clusters of 2) within 0.01.
+constexpr bool kNormClusterStage = true;
+
+// Layer norm's staged forward keeps each thread's gamma and beta in shared memory, after the
+// stage: a thread's columns are the same in every row, so it reads them once. Read from global
+// memory in each row, they come from L2 after the exchange, whose cluster-scope acquire
+// invalidates L1 (as ln_bwd_cluster.cuh's gamma, kLnGammaShared). Without the stage it gained
+// nothing (candidate LF, tools/bench/results/2026-12-02-h200-1.15.0-candidates/); with it, in
+// the session above, layer norm's forward at 32K / 64K read 0.891-0.894 / 0.882-0.886, against
+// 0.880-0.882 / 0.866-0.867 staged alone and 0.886-0.890 / 0.855-0.858 for 1.15.0.
+constexpr bool kLnFwdAffineShared = true;
+
+// A staged forward block's dynamic shared memory: the stage ([N][threads] units of 4 floats),
+// then, for layer norm, gamma and beta ([2][N][threads] units, each read back only by the
+// thread that wrote it).
+template <bool kPerRow, int N>
+__host__ __device__ constexpr size_t norm_fwd_cluster_smem(unsigned threads) {
+  return ClusterRowStage<1, N>::bytes(threads) * (!kPerRow && kLnFwdAffineShared ? 3 : 1);
+}
 
 template <bool kPerRow, int N, int V, bool kVec>
 __global__ void __launch_bounds__(1024, 1)
@@ -16,8 +41,12 @@ __global__ void __launch_bounds__(1024, 1)
                      const float* __restrict__ beta, float* __restrict__ y,
                      float* __restrict__ xhat, float* __restrict__ inv_std, size_t rows,
                      uint32_t cols, float eps) {
+  constexpr bool kStaged = kVec && kNormClusterStage;
+  constexpr bool kAffineShared = kStaged && !kPerRow && kLnFwdAffineShared;
   __shared__ WarpPartials<2> wsum;
   __shared__ Mailbox<2> mail;  // one exchange a row
+  __shared__ uint64_t stage_full;
+  extern __shared__ __align__(128) float4 stage_units[];
   cg::cluster_group cl = cg::this_cluster();
   const unsigned C = cl.num_blocks();
   const unsigned RT = C * blockDim.x;
@@ -25,18 +54,43 @@ __global__ void __launch_bounds__(1024, 1)
   const size_t clusters = gridDim.x / C;
   const double n = static_cast<double>(cols);
   unsigned turn = 0;  // the cluster's rows so far
+  ClusterRowStage<1, N> stage{stage_units, &stage_full};
+  const float* const src[1] = {x};
+  // kAffineShared: unit i's gamma at affine[i][t], its beta at affine[N + i][t].
+  float4* const affine = stage_units + N * blockDim.x;
+  if constexpr (kAffineShared) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const size_t j = static_cast<size_t>(i * RT + lane) * V;
+      float g[V] = {0.0f, 0.0f, 0.0f, 0.0f}, b[V] = {0.0f, 0.0f, 0.0f, 0.0f};
+      if (j < cols) {
+        load_unit<V, kVec>(gamma, j, g);
+        load_unit<V, kVec>(beta, j, b);
+      }
+      affine[i * blockDim.x + threadIdx.x] = make_float4(g[0], g[1], g[2], g[3]);
+      affine[(N + i) * blockDim.x + threadIdx.x] = make_float4(b[0], b[1], b[2], b[3]);
+    }
+  }
+  if (kStaged && threadIdx.x == 0) stage.init();
   mailbox_open(mail);
+  if (kStaged && threadIdx.x == 0 && blockIdx.x / C < rows) stage.fill(src, blockIdx.x / C, cols);
 
   for (size_t row = blockIdx.x / C; row < rows; row += clusters, ++turn) {
     const size_t base = row * cols;
     const float shift = __ldg(x + base);  // norm_math.cuh: ShiftedMoments
     float v[N][V];
+    if constexpr (kStaged) {
+      stage.wait();
+      stage.take(0, v, lane, RT, cols);
+      stage.refill(src, row + clusters, rows, cols);
+    } else {
 #pragma unroll
-    for (int i = 0; i < N; ++i) {
-      const size_t j = static_cast<size_t>(i * RT + lane) * V;
-      if (j < cols) load_unit<V, kVec>(x, base + j, v[i]);
+      for (int i = 0; i < N; ++i) {
+        const size_t j = static_cast<size_t>(i * RT + lane) * V;
+        if (j < cols) load_unit<V, kVec>(x, base + j, v[i]);
+      }
+      prefetch_row_share<kVec && kPrefetchForward>(x, row + clusters, rows, cols);
     }
-    prefetch_row_share<kVec && kPrefetchForward>(x, row + clusters, rows, cols);
     ShiftedMoments mom;
 #pragma unroll
     for (int i = 0; i < N; ++i) {
@@ -65,6 +119,11 @@ __global__ void __launch_bounds__(1024, 1)
             g[k] = gr;
             b[k] = br;
           }
+        } else if constexpr (kAffineShared) {
+          const float4 gq = affine[i * blockDim.x + threadIdx.x];
+          const float4 bq = affine[(N + i) * blockDim.x + threadIdx.x];
+          g[0] = gq.x, g[1] = gq.y, g[2] = gq.z, g[3] = gq.w;
+          b[0] = bq.x, b[1] = bq.y, b[2] = bq.z, b[3] = bq.w;
         } else {
           load_unit<V, kVec>(gamma, j, g);
           load_unit<V, kVec>(beta, j, b);
@@ -91,8 +150,11 @@ __global__ void __launch_bounds__(1024, 1)
                      float* __restrict__ dx, float* __restrict__ dgamma, float* __restrict__ dbeta,
                      size_t rows, uint32_t cols) {
   constexpr int K = NormBwdSums<kPerRow>::K;  // reduced together: one exchange a row
+  constexpr bool kStaged = kVec && kNormClusterStage;
   __shared__ WarpPartials<K> wsum;
   __shared__ Mailbox<K> mail;  // one exchange a row
+  __shared__ uint64_t stage_full;
+  extern __shared__ __align__(128) float4 stage_units[];
   cg::cluster_group cl = cg::this_cluster();
   const unsigned C = cl.num_blocks();
   const unsigned RT = C * blockDim.x;
@@ -100,7 +162,11 @@ __global__ void __launch_bounds__(1024, 1)
   const size_t clusters = gridDim.x / C;
   const double n = static_cast<double>(cols);
   unsigned turn = 0;  // the cluster's rows so far
+  ClusterRowStage<2, N> stage{stage_units, &stage_full};
+  const float* const src[2] = {dy, xhat};
+  if (kStaged && threadIdx.x == 0) stage.init();
   mailbox_open(mail);
+  if (kStaged && threadIdx.x == 0 && blockIdx.x / C < rows) stage.fill(src, blockIdx.x / C, cols);
 
   for (size_t row = blockIdx.x / C; row < rows; row += clusters, ++turn) {
     const size_t base = row * cols;
@@ -108,16 +174,23 @@ __global__ void __launch_bounds__(1024, 1)
     const float gr = kPerRow ? __ldg(gamma + row) : 0.0f;
     float d[N][V], h[N][V];
     double s_g = 0.0, s_gx = 0.0, s_d = 0.0, s_dx = 0.0;
+    if constexpr (kStaged) {
+      stage.wait();
+      stage.take(0, d, lane, RT, cols);
+      stage.take(1, h, lane, RT, cols);
+      stage.refill(src, row + clusters, rows, cols);
+    } else {
 #pragma unroll
-    for (int i = 0; i < N; ++i) {
-      const size_t j = static_cast<size_t>(i * RT + lane) * V;
-      if (j < cols) {
-        load_unit<V, kVec>(dy, base + j, d[i]);
-        load_unit<V, kVec>(xhat, base + j, h[i]);
+      for (int i = 0; i < N; ++i) {
+        const size_t j = static_cast<size_t>(i * RT + lane) * V;
+        if (j < cols) {
+          load_unit<V, kVec>(dy, base + j, d[i]);
+          load_unit<V, kVec>(xhat, base + j, h[i]);
+        }
       }
+      prefetch_row_share<kVec && kPrefetchBackward>(dy, row + clusters, rows, cols);
+      prefetch_row_share<kVec && kPrefetchBackward>(xhat, row + clusters, rows, cols);
     }
-    prefetch_row_share<kVec && kPrefetchBackward>(dy, row + clusters, rows, cols);
-    prefetch_row_share<kVec && kPrefetchBackward>(xhat, row + clusters, rows, cols);
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * RT + lane) * V;
@@ -189,9 +262,11 @@ bool norm_fwd_clustered(cudaStream_t s, size_t rows, uint32_t cols, float eps, c
   if (ct.V == 4) {
     bool vec = aligned16(x) && aligned16(y) && aligned16(xhat);
     if (!kPerRow) vec = vec && aligned16(gamma) && aligned16(beta);
-    if (vec) {
-      return launch_cluster(norm_fwd_cluster<kPerRow, N4, 4, true>, ct, rows, s, x, gamma, beta, y,
-                            xhat, inv_std, rows, cols, eps);
+    if (vec && launch_cluster_with_stage<kNormClusterStage>(
+                   norm_fwd_cluster<kPerRow, N4, 4, true>, ct, rows,
+                   norm_fwd_cluster_smem<kPerRow, N4>, s, x, gamma, beta, y, xhat, inv_std, rows,
+                   cols, eps)) {
+      return true;
     }
     return launch_cluster(norm_fwd_cluster<kPerRow, N4, 4, false>, ct, rows, s, x, gamma, beta, y,
                           xhat, inv_std, rows, cols, eps);
@@ -209,9 +284,10 @@ bool norm_bwd_clustered(cudaStream_t s, size_t rows, uint32_t cols, const float*
   if (ct.V == 4) {
     bool vec = aligned16(dy) && aligned16(xhat) && aligned16(dx);
     if (!kPerRow) vec = vec && aligned16(gamma);
-    if (vec) {
-      return launch_cluster(norm_bwd_cluster<kPerRow, N4, 4, true>, ct, rows, s, dy, xhat, inv_std,
-                            gamma, dx, dgamma, dbeta, rows, cols);
+    if (vec && launch_cluster_with_stage<kNormClusterStage>(
+                   norm_bwd_cluster<kPerRow, N4, 4, true>, ct, rows, ClusterRowStage<2, N4>::bytes,
+                   s, dy, xhat, inv_std, gamma, dx, dgamma, dbeta, rows, cols)) {
+      return true;
     }
     return launch_cluster(norm_bwd_cluster<kPerRow, N4, 4, false>, ct, rows, s, dy, xhat, inv_std,
                           gamma, dx, dgamma, dbeta, rows, cols);

@@ -75,7 +75,11 @@ const tapecheck_kernels_v1 kTable = {
     // 1.15.0: 1.14.0 with the cluster kernels other than layer_norm_bwd's launching about 16
     //        waves of clusters of their tile on an H200 instead of 1024 (row_cluster.cuh,
     //        cluster_count; the kernels' code is 1.14.0's).
-    /*version=*/"1.15.0",
+    // 1.16.0: 1.15.0 with the norms' cluster kernels (forward and backward) and
+    //        cross_entropy's cluster forward copying their next row into shared memory by the
+    //        TMA while they work on the current one (cluster_stage.cuh), and layer_norm_fwd's
+    //        cluster kernel keeping each thread's gamma and beta in shared memory.
+    /*version=*/"1.16.0",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,

@@ -320,18 +320,21 @@ TEST_CASE("On a GPU, the cuda kernels give the same bits when called from many t
   REQUIRE(failures.load() == 0);
 }
 
-// The kernels take their 16-byte paths (vector loads and stores, and the cluster forward
-// kernels' L2 prefetch) only when every pointer is 16-byte aligned; one float off, the same
-// units are loaded as scalars and go through the same arithmetic in the same order. So the two
-// must agree bit for bit. The shapes are the widths of the cluster kernels with more than three
-// times as many rows as clusters, so that every cluster takes at least three rows and reuses its
-// row-parity slots (row_cluster.cuh, cluster_count: at most 2112 clusters at 16K and 32K
-// columns, 1056 at 64K).
+// The kernels take their 16-byte paths (vector loads and stores, the cluster kernels' rows
+// staged in shared memory, the L2 prefetch) only when every pointer is 16-byte aligned; one
+// float off, the same units are loaded as scalars and go through the same arithmetic in the
+// same order. So the two must agree bit for bit. The shapes are the widths of the cluster
+// kernels with more than three times as many rows as clusters, so that every cluster takes at
+// least three rows and reuses its row-parity slots and its stage (row_cluster.cuh,
+// cluster_count: at most 2112 clusters at 16K and 32K columns, 1056 at 64K), and a width of
+// 16-byte units that leaves the last block of each cluster part of a run (40004 columns:
+// clusters of 5 blocks, 844 or 1689 of them by tile).
 TEST_CASE("On a GPU, the cuda kernels give the same bits from misaligned buffers", "[gpu]") {
   auto kernels = cudaKernelsOrSkip();
   if (!kernels) return;
   const tapecheck_kernels_v1& k = *kernels->table;
-  const std::vector<GridShape> clusterWidths = {{6337, 16384}, {6337, 32768}, {3169, 65536}};
+  const std::vector<GridShape> clusterWidths = {
+      {6337, 16384}, {6337, 32768}, {3169, 65536}, {2600, 40004}};
   for (const GridShape& s : clusterWidths) {
     const Inputs aligned(s);
     const Inputs offByOne(aligned, 1);
