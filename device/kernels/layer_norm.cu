@@ -2,7 +2,8 @@
 // The row passes run on the row tiles of norm_tiles.cuh (the generic engine is their fallback).
 // The per-column sums dgamma/dbeta of the backward pass are fused into the row pass for rows
 // up to 8192 floats (ln_bwd_fused.cuh) and, across a cluster of up to 8 blocks, up to 65536
-// (ln_bwd_cluster.cuh); longer rows use a separate column reduction. All add in an order fixed
+// (ln_bwd_cluster.cuh, which since kernels 1.17.0 also takes rows of 4097-8192 columns of
+// 16-byte units); longer rows use a separate column reduction. All add in an order fixed
 // by (rows, cols), so they are repeatable bit for bit.
 #include "entry.h"
 #include "norm_math.cuh"
@@ -173,6 +174,12 @@ int layer_norm_bwd(void* stream, uint32_t rows, uint32_t cols, const float* dy, 
   op.cols = cols;
   const cudaStream_t s = as_stream(stream);
   Scratch scratch(s);
+  // Rows of 4097-8192 columns of 16-byte units: across clusters of 2 blocks, ahead of the fused
+  // block rows (ln_bwd_cluster.cuh, kLnShortClusterBlocks).
+  if (ln_short_cluster_takes(cols) &&
+      ln_bwd_clustered(s, scratch, rows, cols, dy, xhat, inv_std, gamma, dx, dgamma, dbeta)) {
+    return launch_status();
+  }
   // Rows up to 8192 floats: dx and the column sums in one pass (ln_bwd_fused.cuh).
   if (ln_bwd_fused_tiled(s, scratch, rows, cols, dy, xhat, inv_std, gamma, dx, dgamma, dbeta)) {
     return launch_status();

@@ -1,5 +1,6 @@
 // layer_norm backward for rows held across a cluster of up to kLnClusterMaxBlocks blocks
-// (8K-64K columns), with dgamma/dbeta fused into the row pass as ln_bwd_fused.cuh does for
+// (8K-64K columns, and since kernels 1.17.0 4K-8K of 16-byte units: kLnShortClusterBlocks),
+// with dgamma/dbeta fused into the row pass as ln_bwd_fused.cuh does for
 // shorter rows: dy and xhat are read from HBM once. (The row kernel plus the separate column
 // pass, which longer rows still take, move 20 bytes an element for 12: measured on an H200,
 // 0.51-0.57 of copy speed at 16K-64K columns, with the column pass alone at 90% of DRAM
@@ -225,6 +226,35 @@ bool launch_ln_bwd_cluster(const ClusterTile& ct, size_t G, cudaStream_t s, cons
   return launch_clusters(k, ct, G, smem, s, dy, xhat, inv_std, gamma, dx, partial, rows, cols);
 }
 
+// Rows of 16-byte units of 4097-8192 columns: ln_bwd_fused's block rows would hold them at 8
+// floats a thread, 1024 threads a block, one block a multiprocessor. Since kernels 1.17.0 they
+// take this kernel's tile of 16 floats a thread instead, on clusters of kLnShortClusterBlocks
+// blocks (0: the block rows), two blocks a multiprocessor. Measured on an H200 (ours/copy,
+// three runs each in one session, tools/bench/results/2026-12-02-h200-1.17.0-candidates/): at
+// 8K columns the block rows ran 0.844-0.849, clusters of 2 x 256 threads 0.956-0.960, and
+// single blocks of 512 threads (with one wave of 132 of them) 0.948-0.950.
+constexpr unsigned kLnShortClusterBlocks = 2;
+static_assert(kLnShortClusterBlocks == 0 || kLnShortClusterBlocks >= 2, "kH200Clusters has C >= 2");
+constexpr uint32_t kLnShortClusterMinCols = 4097;
+constexpr uint32_t kLnShortClusterMaxCols = 8192;
+
+inline bool ln_short_cluster_takes(uint32_t cols) {
+  return kLnShortClusterBlocks > 0 && cols % 4 == 0 && cols >= kLnShortClusterMinCols &&
+         cols <= kLnShortClusterMaxCols;
+}
+
+// The tile of ln_bwd_cluster for cols, from cols alone; false when it takes no cluster.
+inline bool plan_ln_cluster(uint32_t cols, ClusterTile& ct) {
+  if (ln_short_cluster_takes(cols)) {
+    ct.V = 4;
+    ct.C = kLnShortClusterBlocks;
+    ct.T = static_cast<unsigned>(
+        ceil_div(ceil_div(cols / 4, static_cast<size_t>(ct.C) * kLnClusterUnits), 32) * 32);
+    return true;
+  }
+  return plan_cluster(cols, kLnClusterUnits, ct);
+}
+
 // Returns false (nothing launched) for rows it does not take, when the scratch for the
 // partials cannot be had, or when the device refuses the launch: the caller then runs the
 // separate passes.
@@ -232,7 +262,7 @@ inline bool ln_bwd_clustered(cudaStream_t s, Scratch& scratch, size_t rows, uint
                              const float* dy, const float* xhat, const float* inv_std,
                              const float* gamma, float* dx, float* dgamma, float* dbeta) {
   ClusterTile ct;
-  if (!kUseLnCluster || rows == 0 || !plan_cluster(cols, kLnClusterUnits, ct) ||
+  if (!kUseLnCluster || rows == 0 || !plan_ln_cluster(cols, ct) ||
       ct.C > kLnClusterMaxBlocks || ct.T > ln_cluster_max_threads(ln_cluster_floats(ct.V))) {
     return false;
   }

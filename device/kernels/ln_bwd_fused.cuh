@@ -26,7 +26,8 @@ namespace tapecheck_cuda {
 // half of norm_bwd_regs' 4: the doubles of 8 columns x 2 sums x 1024 threads are 128 KiB of
 // shared memory, one such block (or several smaller ones) per multiprocessor. Rows longer
 // than 1024 threads x 8 floats (cols > 8192; > 4096 when cols % 4 != 0) go to the clusters
-// (ln_bwd_cluster.cuh) or keep the separate column kernel.
+// (ln_bwd_cluster.cuh) or keep the separate column kernel. Since kernels 1.17.0, rows of
+// 4097-8192 columns of 16-byte units go to the clusters first (kLnShortClusterBlocks there).
 constexpr int kLnFusedUnits = 2;
 // false: layer_norm_bwd always runs the row kernel, then the separate column sums (as it does
 // for rows past the fused tile).

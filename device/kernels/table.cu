@@ -79,7 +79,10 @@ const tapecheck_kernels_v1 kTable = {
     //        cross_entropy's cluster forward copying their next row into shared memory by the
     //        TMA while they work on the current one (cluster_stage.cuh), and layer_norm_fwd's
     //        cluster kernel keeping each thread's gamma and beta in shared memory.
-    /*version=*/"1.16.0",
+    // 1.17.0: 1.16.0 with layer_norm_bwd's rows of 4097-8192 columns of 16-byte units on
+    //        ln_bwd_cluster's tile (16 floats a thread) in clusters of 2 x 256 threads instead of
+    //        ln_bwd_fused's 1024-thread block rows (ln_bwd_cluster.cuh, kLnShortClusterBlocks).
+    /*version=*/"1.17.0",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,

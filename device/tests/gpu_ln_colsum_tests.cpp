@@ -55,10 +55,10 @@ TEST_CASE("On a GPU, layer_norm_bwd's column sums keep every row once", "[gpu]")
       {1000, 32, false},   {300, 1000, false},  {200, 8192, false},  {201, 8192, false},
       {67, 8192, true},    {100, 8193, false},  {300, 16384, false}, {64, 16384, true},
       {200, 20000, false}, {100, 32768, false}, {70, 30001, false},  {40, 65536, false},
-      {17, 65536, true},   {3, 100000, false},
+      {17, 65536, true},   {3, 100000, false},  {300, 6000, false},  {50, 4100, true},
       // Enough rows that every block or cluster adds two or more whole batches, most of them
-      // a partial one too (grids of 528 / 264 / 132 blocks at 2K / 4K / 8K, batches of 4 / 4
-      // / 8 rows; 66 and 15 clusters at 16K and 64K, batches of 8).
+      // a partial one too (grids of 528 / 264 blocks at 2K / 4K, batches of 4 rows; 132, 66
+      // and 15 clusters at 8K, 16K and 64K, batches of 8).
       {5000, 2048, false}, {3000, 4096, false}, {2200, 8192, false}, {2000, 16384, false},
       {500, 65536, false},
   };
