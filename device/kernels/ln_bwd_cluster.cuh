@@ -34,13 +34,13 @@ constexpr unsigned kLnClusterMaxBlocks = kMaxCluster;
 // The next row's L2 prefetch (row_cluster.cuh). Measured on an H200 at 16K / 32K / 64K
 // columns (with one cluster more than fit, which doubled both times): 0.359 / 0.306 / 0.259 of
 // copy speed without, 0.407 / 0.329 / 0.272 with (tools/bench/results/
-// 2026-11-30-h200-1.4.0-candidates/).
-constexpr bool kLnClusterPrefetch = true;
-// Not staged (cluster_stage.cuh), unlike batch norm's backward: with its next row's dy and xhat
-// copied into shared memory (224 KiB a block with the accumulators and gamma) it measured
-// slower on an H200 (ours/copy, two runs each against 1.15.0 in one session: 16K / 32K / 64K
-// 0.937-0.942 / 0.893-0.897 / 0.838-0.853 -> 0.929-0.931 / 0.889-0.891 / 0.831-0.842;
+// 2026-11-30-h200-1.4.0-candidates/). The prefetch, not a stage (cluster_stage.cuh) as batch
+// norm's backward has: with its next row's dy and xhat copied into shared memory (224 KiB a
+// block with the accumulators and gamma) this kernel measured slower on an H200 (ours/copy,
+// two runs each against 1.15.0 in one session: 16K / 32K / 64K 0.937-0.942 / 0.893-0.897 /
+// 0.838-0.853 -> 0.929-0.931 / 0.889-0.891 / 0.831-0.842;
 // tools/bench/results/2026-12-02-h200-1.16.0-candidates/).
+constexpr bool kLnClusterPrefetch = true;
 // Units of 4 floats a thread (scalar rows: twice as many units of one float). 2 up to 1.9.5,
 // as the fused tile: 8 floats a thread, 64 registers, blocks of up to 1024 threads. With 4 (128
 // registers, blocks of up to 512 threads, the same accumulators' shared memory a
