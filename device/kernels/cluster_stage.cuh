@@ -21,7 +21,7 @@
 //
 // Who stages (since kernels 1.16.0, each file's constant has its measurement): the norms'
 // cluster kernels, forward and backward (norm_cluster.cuh), and cross-entropy's forward
-// (ce_cluster.cuh). Not staged, as measured on an H200 against 1.15.0 in one session (ours/copy,
+// (ce_cluster.cuh). Not staged, as measured on an H200 next to 1.15.0 in the same calls (ours/copy,
 // tools/bench/results/2026-12-02-h200-1.16.0-candidates/): the softmax family (forward within
 // 0.006, backward 0.01 slower at 16K-64K), cross-entropy's backward (within 0.006) and
 // layer_norm_bwd's cluster kernel (slower, ln_bwd_cluster.cuh).
@@ -115,7 +115,8 @@ struct ClusterRowStage {
 
   // Every thread, after its takes of this turn: once every warp has read the stage, thread 0
   // starts the copy of row `next` (none when next >= rows).
-  __device__ void refill(const float* const (&src)[S], size_t next, size_t rows, uint32_t cols) const {
+  __device__ void refill(const float* const (&src)[S], size_t next, size_t rows,
+                         uint32_t cols) const {
     if (threadIdx.x >= 32) {
       asm volatile("bar.arrive %0, %1;" ::"r"(kStageBarrier), "r"(blockDim.x) : "memory");
       return;
