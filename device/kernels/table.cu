@@ -82,7 +82,10 @@ const tapecheck_kernels_v1 kTable = {
     // 1.17.0: 1.16.0 with layer_norm_bwd's rows of 4097-8192 columns of 16-byte units on
     //        ln_bwd_cluster's tile (16 floats a thread) in clusters of 2 x 256 threads instead of
     //        ln_bwd_fused's 1024-thread block rows (ln_bwd_cluster.cuh, kLnShortClusterBlocks).
-    /*version=*/"1.17.0",
+    // 1.18.0: 1.17.0 with topk_mask's stream kernel appending each warp's candidates to its own
+    //        region of the store, placed by ballots, instead of a scan and a shared atomic a
+    //        tile into one store for the block (topk_stream.cuh, stream_append).
+    /*version=*/"1.18.0",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,

@@ -5,13 +5,14 @@
 //      lower bound of T (topk_select.cuh's bound_from_maxima). The k-th largest of a part of
 //      the row is at most the k-th largest of the row, so a sample's bound is one too.
 //   2. Read the whole row (the sample again, from L2): the candidates, every key >= low with
-//      its index, appended to shared memory (a warp reserves its slots with one atomic; slots
-//      are in no particular order, which no result depends on: counts are exact and ties are
-//      ranked by index), and the row's maximum.
+//      its index, appended to its warp's region of shared memory (a lane's slots from ballots
+//      of the warp: no atomic, no scan; slots are in no particular order, which no result
+//      depends on: counts are exact and ties are ranked by index), and the row's maximum.
 //   3. T from the candidates alone (for c > low they are every key >= c), then the row is
 //      written as zeros and the kept candidates, which are all of the kept entries, as ones.
-// Where the sample's bound lets more than kStreamCapacity candidates through (rows whose large
-// entries all lie past the sample), steps 1 and 2 run again with the whole row as the sample.
+// Where the sample's bound lets more candidates through than a warp's region holds (rows whose
+// large entries all lie past the sample), steps 1 and 2 run again with the whole row as the
+// sample.
 // Rows whose candidates still overflow (heavy ties, or k close to the capacity) search T over
 // the re-read row instead, one pass per bit, and rank ties by index tile by tile.
 //
@@ -32,12 +33,23 @@ constexpr unsigned kStreamThreads = 512;
 constexpr int kStreamBlocksPerSM = 4;
 constexpr int kStreamChunks = 4;
 constexpr uint32_t kStreamCapacity = 4096;
+// __launch_bounds__(kStreamThreads) keeps blocks at most this wide: every warp has a region.
+constexpr unsigned kStreamWarps = kStreamThreads / 32;
+// Each warp appends the candidates of its own tiles to its own region of the store (since
+// 1.18.0; stream_append says why). A warp's tiles are spread evenly over the row, so on data in
+// random order the regions fill about equally; a row whose candidates nearly fill the whole
+// store can overflow one region where the shared store of 1.17.0 held them, and takes the
+// paths below for overflowing rows.
+constexpr uint32_t kStreamRegion = kStreamCapacity / kStreamWarps;
 // Above this k the candidates would often overflow: the launcher uses the histogram kernels.
 constexpr uint32_t kStreamMaxK = kStreamCapacity / 2;
 static_assert(kStreamMaxK <= kStreamThreads * kStreamChunks, "k within the bound's reach");
 // The sample's length: a multiple of kStreamSampleStep, at least one step and k, and long
 // enough that on data in random order about k * cols / S <= kStreamCapacity / 4 keys pass its
-// bound. From cols and k alone (no result depends on it: only the work does).
+// bound. From cols and k alone (no result depends on it: only the work does). A sample four
+// times as long (a quarter of the candidates) measured slower on an H200 at k = 64 with the
+// regions of 1.18.0: ours/copy 0.790-0.808 at 32K and 64K columns against 0.856-0.872
+// (tools/bench/results/2026-12-02-h200-1.18.0-candidates/, TE).
 constexpr uint32_t kStreamSampleStep = 4096;
 // The bound from the threads' maxima only for k <= T / kStreamPerThreadBoundK, else from their
 // chunks' maxima.
@@ -52,7 +64,7 @@ __device__ __forceinline__ uint32_t stream_sample_cols(uint32_t cols, uint32_t k
 
 struct StreamScratch {
   BlockTeamScratch team;
-  uint32_t count;
+  uint32_t warp_count[kStreamWarps];  // candidates found by each warp (some may be dropped)
   uint32_t key[kStreamCapacity];
   uint32_t index[kStreamCapacity];
 };
@@ -98,32 +110,58 @@ __device__ __forceinline__ void stream_stats(const float* xr, uint32_t cols,
   }
 }
 
-// Pass 2: appends every key >= low (and its index) while there is room; returns how many there
-// are in all (possibly more than kStreamCapacity), and in mine_max the largest key this thread
-// read. Warp-uniform loops: each warp walks its tiles of 32 entries (32 units of 4 when the row
-// allows 16-byte loads), and a tile without a candidate costs no shared memory at all.
+// Pass 2: appends every key >= low (and its index) to the warp's region while there is room;
+// returns whether every warp's region held its candidates, and sets `found` to this warp's count
+// (possibly more than kStreamRegion) and mine_max to the largest key this thread read.
+// Warp-uniform loops: each warp walks its tiles of 32 entries (32 units of 4 when the row allows
+// 16-byte loads), and a tile without a candidate costs no shared memory at all.
 
-// Appends this lane's entries i with bit i of `take` set (all lanes of the warp call it).
+// Appends this lane's entries first_index + i with bit i of `take` set to the warp's region,
+// which holds `n` (warp-uniform); returns the new count. All lanes of the warp call it. A lane's
+// slot is n plus the candidates of the lanes below it: when no lane has two (most tiles), one
+// ballot gives them all; otherwise one ballot per entry of the tile.
+//
+// Up to 1.17.0 the block's warps appended to one store: a scan of the lanes' counts (five
+// shuffles) and a shared atomic a tile. At k = 64 the sample's bound lets about 540 keys a row
+// through at 32K columns (an estimate for data in random order), a candidate in most tiles of
+// 128 entries, and ncu of 1.17.0 there counted 385M instructions against 259M at k = 8 (the
+// schedulers issuing in 69% of cycles at ncu's 1.49 GHz). Measured on an H200 (ours/copy, three runs each in one session, against
+// 1.17.0): k = 64 at 32K / 64K columns 0.807-0.811 / 0.851-0.858 -> 0.856-0.857 / 0.867-0.872,
+// k = 8 unchanged; the regions with a ballot per entry always (TA) 0.827-0.830 / 0.862-0.869
+// (tools/bench/results/2026-12-02-h200-1.18.0-candidates/).
 template <int N>
-__device__ __forceinline__ void stream_append(StreamScratch& sh, uint32_t lane, uint32_t take,
-                                              const uint32_t (&key)[N],
-                                              const uint32_t (&index)[N]) {
-  // The lane's first slot: the warp's reservation plus the lanes below it (a scan).
-  const uint32_t taken = static_cast<uint32_t>(__popc(take));
-  const uint32_t upto = warp_inclusive_sum(taken, lane);
-  uint32_t base = 0;
-  if (lane == 31) base = atomicAdd(&sh.count, upto);
-  uint32_t pos = __shfl_sync(kFullWarp, base, 31) + upto - taken;
+__device__ __forceinline__ uint32_t stream_append(uint32_t* region_key, uint32_t* region_index,
+                                                  uint32_t n, uint32_t take,
+                                                  const uint32_t (&key)[N], uint32_t first_index) {
+  const uint32_t below = (1u << (threadIdx.x & 31u)) - 1u;
+  // Most tiles give a lane at most one candidate: then one ballot places the warp's.
+  if (!__any_sync(kFullWarp, (take & (take - 1u)) != 0u)) {
+    const uint32_t voters = __ballot_sync(kFullWarp, take != 0u);
+    if (take != 0u) {
+      const uint32_t pos = n + static_cast<uint32_t>(__popc(voters & below));
+      const int at = __ffs(static_cast<int>(take)) - 1;
+      uint32_t v = key[0];
+#pragma unroll
+      for (int i = 1; i < N; ++i) v = at == i ? key[i] : v;
+      if (pos < kStreamRegion) {
+        region_key[pos] = v;
+        region_index[pos] = first_index + static_cast<uint32_t>(at);
+      }
+    }
+    return n + static_cast<uint32_t>(__popc(voters));
+  }
 #pragma unroll
   for (int i = 0; i < N; ++i) {
-    if (take & (1u << i)) {
-      if (pos < kStreamCapacity) {
-        sh.key[pos] = key[i];
-        sh.index[pos] = index[i];
-      }
-      ++pos;
+    const bool mine = (take >> i) & 1u;
+    const uint32_t voters = __ballot_sync(kFullWarp, mine);
+    const uint32_t pos = n + static_cast<uint32_t>(__popc(voters & below));
+    if (mine && pos < kStreamRegion) {
+      region_key[pos] = key[i];
+      region_index[pos] = first_index + static_cast<uint32_t>(i);
     }
+    n += static_cast<uint32_t>(__popc(voters));
   }
+  return n;
 }
 
 // The keys of entries 4u .. 4u + 3 from one 16-byte load.
@@ -135,13 +173,17 @@ __device__ __forceinline__ void stream_load_unit(const float4* x4, uint32_t u, u
   key[3] = rank_key(q.w);
 }
 
-__device__ uint32_t stream_gather(const float* xr, uint32_t cols, uint32_t low, StreamScratch& sh,
-                                  uint32_t& mine_max) {
+// The block's earlier collectives (team.max before each gather, the barrier ending each row)
+// order this pass's writes after every read of the previous candidates.
+__device__ bool stream_gather(const float* xr, uint32_t cols, uint32_t low, StreamScratch& sh,
+                              uint32_t& found, uint32_t& mine_max) {
   const uint32_t T = blockDim.x;
   const uint32_t lane = threadIdx.x & 31u;
+  const uint32_t warp = threadIdx.x / 32u;
+  uint32_t* const region_key = sh.key + warp * kStreamRegion;
+  uint32_t* const region_index = sh.index + warp * kStreamRegion;
+  uint32_t n = 0;
   mine_max = 0u;
-  if (threadIdx.x == 0) sh.count = 0u;
-  __syncthreads();
   if (cols % 4 == 0 && aligned16(xr)) {
     // One 16-byte unit a lane an iteration: with one 4-byte load a thread in flight (up to
     // 1.9.2) this pass kept DRAM far from busy. Two units a lane spilled at 32 registers and
@@ -160,8 +202,7 @@ __device__ uint32_t stream_gather(const float* xr, uint32_t cols, uint32_t low, 
         take |= (in && key[i] >= low) ? 1u << i : 0u;
       }
       if (__ballot_sync(kFullWarp, take != 0u) == 0u) continue;
-      const uint32_t index[4] = {4u * u, 4u * u + 1u, 4u * u + 2u, 4u * u + 3u};
-      stream_append(sh, lane, take, key, index);
+      n = stream_append(region_key, region_index, n, take, key, 4u * u);
     }
   } else {
     for (uint32_t j0 = threadIdx.x - lane; j0 < cols; j0 += T) {
@@ -170,12 +211,12 @@ __device__ uint32_t stream_gather(const float* xr, uint32_t cols, uint32_t low, 
       mine_max = ::max(mine_max, key[0]);
       const uint32_t take = (j < cols && key[0] >= low) ? 1u : 0u;
       if (__ballot_sync(kFullWarp, take != 0u) == 0u) continue;
-      const uint32_t index[1] = {j};
-      stream_append(sh, lane, take, key, index);
+      n = stream_append(region_key, region_index, n, take, key, j);
     }
   }
-  __syncthreads();
-  return sh.count;
+  if (lane == 0) sh.warp_count[warp] = n;
+  found = n;
+  return __syncthreads_or(lane == 0 && n > kStreamRegion) == 0;
 }
 
 // Rows whose candidates overflowed: T by re-reading the row for every bit, then the mask with
@@ -224,7 +265,8 @@ __global__ void __launch_bounds__(kStreamThreads, kStreamBlocksPerSM)
   for (size_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const float* xr = x + row * cols;
     float* mr = mask + row * cols;
-    uint32_t low = 0u, total = 0u, mine_max = 0u;
+    uint32_t low = 0u, found = 0u, mine_max = 0u;
+    bool held = false;
     for (uint32_t span = sample; ; span = cols) {  // the sample, then the row if it overflowed
       uint32_t chunk_max[kStreamChunks], mine_min;
       stream_stats(xr, span, chunk_max, mine_min);
@@ -240,18 +282,21 @@ __global__ void __launch_bounds__(kStreamThreads, kStreamBlocksPerSM)
         low = bound_from_maxima(team, chunk_max, sample_max, high, low, k, true,
                                 kStreamPerThreadBoundK * k <= T);
       }
-      total = stream_gather(xr, cols, low, sh, mine_max);
-      if (total <= kStreamCapacity || span == cols) break;
+      held = stream_gather(xr, cols, low, sh, found, mine_max);
+      if (held || span == cols) break;
     }
     const uint32_t high = team.max(mine_max);
-    if (total > kStreamCapacity) {
+    if (!held) {
       stream_fallback(team, xr, mr, cols, k, low, high);
       continue;
     }
+    // Each warp counts the candidates of its own region.
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint32_t region = threadIdx.x / 32u * kStreamRegion;
     // As in topk_row: for c <= low the count is at least k but not exact (k + 1 stands for it).
     auto candidates_at_least = [&](uint32_t c) {
       uint32_t local = 0;
-      for (uint32_t i = threadIdx.x; i < total; i += T) local += sh.key[i] >= c ? 1u : 0u;
+      for (uint32_t i = lane; i < found; i += 32u) local += sh.key[region + i] >= c ? 1u : 0u;
       const uint32_t n = team.sum(local);
       return c <= low ? k + 1u : n;
     };
@@ -262,7 +307,7 @@ __global__ void __launch_bounds__(kStreamThreads, kStreamBlocksPerSM)
     uint32_t need = 0;
     if (!done) {
       uint32_t mine_greater = 0;
-      for (uint32_t i = threadIdx.x; i < total; i += T) mine_greater += sh.key[i] > t ? 1u : 0u;
+      for (uint32_t i = lane; i < found; i += 32u) mine_greater += sh.key[region + i] > t ? 1u : 0u;
       need = k - team.sum(mine_greater);
     }
     // Streaming stores (the mask is not read again here; L2 is kept for the row's re-read).
@@ -273,12 +318,16 @@ __global__ void __launch_bounds__(kStreamThreads, kStreamBlocksPerSM)
       for (uint32_t j = threadIdx.x; j < cols; j += T) __stcs(mr + j, 0.0f);
     }
     __syncthreads();  // the ones below land after every zero of the row
-    for (uint32_t i = threadIdx.x; i < total; i += T) {
+    for (uint32_t i = region + lane; i < region + found; i += 32u) {
       const uint32_t key = sh.key[i];
       bool keep = key >= t;
       if (!done && key == t) {
         uint32_t before = 0;
-        for (uint32_t q = 0; q < total; ++q) before += (sh.key[q] == t && sh.index[q] < sh.index[i]) ? 1u : 0u;
+        for (uint32_t w = 0; w < kStreamWarps; ++w) {
+          for (uint32_t q = w * kStreamRegion; q < w * kStreamRegion + sh.warp_count[w]; ++q) {
+            before += (sh.key[q] == t && sh.index[q] < sh.index[i]) ? 1u : 0u;
+          }
+        }
         keep = before < need;
       }
       if (keep) __stcs(mr + sh.index[i], 1.0f);

@@ -223,3 +223,39 @@ TEST_CASE("On a GPU, topk_mask stays exact when every whole warp takes several r
     }
   }
 }
+
+// Streamed rows (topk_stream.cuh) whose large entries all fall in one warp's tiles. Each warp of
+// the stream's 512-thread blocks appends the candidates of its own tiles (32 units of 4, or 32
+// entries where the row is not 16-byte aligned) to its own region of shared memory, an equal
+// share of the store: here one region overflows while the store as a whole would hold them,
+// and the row must take the paths for overflowing rows (the whole row as the sample, then the
+// bit-by-bit search over the re-read row). Other rows keep their large entries at random
+// places, for rows that fit next to rows that do not.
+TEST_CASE("On a GPU, topk_mask stays exact when one warp's tiles hold a streamed row's largest entries", "[gpu]") {
+  auto kernels = cudaKernelsOrSkip();
+  if (!kernels) return;
+  const tapecheck_kernels_v1& table = *kernels->table;
+  constexpr std::uint32_t kThreads = 512, kWarpTile = 32;
+  const std::uint32_t rows = 40;
+  for (std::uint32_t cols : {20000u, 20001u, 32768u}) {
+    const bool units = cols % 4 == 0;  // the 16-byte path: a lane's tile entry is 4 floats
+    auto warp_of = [&](std::uint32_t j) { return ((units ? j / 4 : j) % kThreads) / kWarpTile; };
+    const std::size_t n = static_cast<std::size_t>(rows) * cols;
+    std::mt19937 gen(cols);
+    std::uniform_real_distribution<float> small(-4.f, 4.f), large(100.f, 200.f);
+    std::bernoulli_distribution scattered(0.01);
+    std::vector<float> x(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t r = i / cols;
+      const auto j = static_cast<std::uint32_t>(i % cols);
+      const bool hot = r % 2 == 0 ? warp_of(j) == r / 2 % (kThreads / kWarpTile) : scattered(gen);
+      x[i] = hot ? large(gen) : small(gen);
+    }
+    const std::vector<std::uint32_t> rank = ranksOf(x, rows, cols);
+    const at::Tensor xg = onGpu(x);
+    for (std::uint32_t k : {8u, 64u, 300u}) {
+      INFO("[" << rows << "," << cols << "] one warp's tiles large, k=" << k);
+      requireRankBelowK(table, x, xg, rank, rows, cols, k);
+    }
+  }
+}
