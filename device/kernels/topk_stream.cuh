@@ -121,14 +121,14 @@ __device__ __forceinline__ void stream_stats(const float* xr, uint32_t cols,
 // slot is n plus the candidates of the lanes below it: when no lane has two (most tiles), one
 // ballot gives them all; otherwise one ballot per entry of the tile.
 //
-// Up to 1.17.0 the block's warps appended to one store: a scan of the lanes' counts (five
-// shuffles) and a shared atomic a tile. At k = 64 the sample's bound lets about 540 keys a row
-// through at 32K columns (an estimate for data in random order), a candidate in most tiles of
-// 128 entries, and ncu of 1.17.0 there counted 385M instructions against 259M at k = 8 (the
-// schedulers issuing in 69% of cycles at ncu's 1.49 GHz). Measured on an H200 (ours/copy, three runs each in one session, against
-// 1.17.0): k = 64 at 32K / 64K columns 0.807-0.811 / 0.851-0.858 -> 0.856-0.857 / 0.867-0.872,
-// k = 8 unchanged; the regions with a ballot per entry always (TA) 0.827-0.830 / 0.862-0.869
-// (tools/bench/results/2026-12-02-h200-1.18.0-candidates/).
+// Up to 1.17.0 the block's warps appended to one store: a scan of the lanes' counts (five shuffles)
+// and a shared atomic a tile. At k = 64 the sample's bound lets about 540 keys a row through at 32K
+// columns (an estimate for data in random order), a candidate in most tiles of 128 entries, and ncu
+// of 1.17.0 there counted 385M instructions against 259M at k = 8 (the schedulers issuing in 69% of
+// cycles at ncu's 1.49 GHz). Measured on an H200 (ours/copy, three runs each in one session,
+// against 1.17.0): k = 64 at 32K / 64K columns 0.807-0.811 / 0.851-0.858 -> 0.856-0.857 /
+// 0.867-0.872, k = 8 within 0.01; the regions with a ballot per entry always (TA) 0.827-0.830 /
+// 0.862-0.869 (tools/bench/results/2026-12-02-h200-1.18.0-candidates/).
 template <int N>
 __device__ __forceinline__ uint32_t stream_append(uint32_t* region_key, uint32_t* region_index,
                                                   uint32_t n, uint32_t take,
