@@ -227,10 +227,12 @@ TEST_CASE("On a GPU, topk_mask stays exact when every whole warp takes several r
 // Streamed rows (topk_stream.cuh) whose large entries all fall in one warp's tiles. Each warp of
 // the stream's 512-thread blocks appends the candidates of its own tiles (32 units of 4, or 32
 // entries where the row is not 16-byte aligned) to its own region of shared memory, an equal
-// share of the store: here one region overflows while the store as a whole would hold them,
-// and the row must take the paths for overflowing rows (the whole row as the sample, then the
-// bit-by-bit search over the re-read row). Other rows keep their large entries at random
-// places, for rows that fit next to rows that do not.
+// share of the store. At k = 64 and 300, where the threads' bound lies below the large entries,
+// one region overflows while the store as a whole would hold them, and the row must take the
+// paths for overflowing rows (the whole row as the sample, then the bit-by-bit search over the
+// re-read row); at k = 8 the bound lies among the large entries and the region holds them.
+// Other rows keep their large entries at random places, for rows that fit next to rows that
+// do not.
 TEST_CASE("On a GPU, topk_mask stays exact when one warp's tiles hold a streamed row's largest entries", "[gpu]") {
   auto kernels = cudaKernelsOrSkip();
   if (!kernels) return;
