@@ -85,7 +85,12 @@ const tapecheck_kernels_v1 kTable = {
     // 1.18.0: 1.17.0 with topk_mask's stream kernel appending each warp's candidates to its own
     //        region of the store, placed by ballots, instead of a scan and a shared atomic a
     //        tile into one store for the block (topk_stream.cuh, stream_append).
-    /*version=*/"1.18.0",
+    // 1.19.0: 1.18.0 with topk_mask's 512-column warps, for k >= 64, searching every key only
+    //        until the keys at or above t fit a store of 4 a lane and then the packed keys
+    //        alone, instead of a bound from the chunks' maxima (topk_select.cuh,
+    //        search_until_fit); and whole warps and groups of warps refusing, uncounted, the
+    //        search's candidates for T above the row's largest key.
+    /*version=*/"1.19.0",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,

@@ -57,16 +57,20 @@ __device__ __forceinline__ SearchStart common_prefix(uint32_t low, uint32_t high
 
 // Raises t bit by bit while count_at_least(t) >= k holds (it must hold at the start); sets
 // `done` and stops when the count is exactly k. Without `done`, the result is the largest such t.
+// high: the team's largest key, where the caller passes it: a cand above it counts no key, so
+// it is refused without counting. It must be uniform over every thread that joins the team's
+// collectives (the whole warp for lane groups, which therefore do not pass it).
 template <class Team, class CountAtLeast>
 __device__ uint32_t search_down(Team& team, SearchStart start, uint32_t k, bool& done,
                                 CountAtLeast count_at_least, uint32_t part_from = 0u,
-                                bool stop_at_parting = false) {
+                                bool stop_at_parting = false, uint32_t high = ~0u) {
   uint32_t t = start.t;
   // A team that starts below the warp's highest bit re-checks bits it already knows: a set one
   // gives cand == t (count >= k), a clear one cand > T (count < k). Neither changes t wrongly.
   for (int b = team.uniform_bit(start.bit); b >= 0; --b) {
     if (team.all(done)) break;
     const uint32_t cand = t | (1u << b);
+    if (cand > high) continue;
     const uint32_t n = count_at_least(cand);
     if (!done && n >= k) {
       t = cand;
@@ -108,11 +112,11 @@ __device__ uint32_t bound_from_maxima(Team& team, const uint32_t (&chunk_max)[kC
 
 // Packs the team's keys >= low into store (kSharedSlots * team.size entries, in no particular
 // order: only counts are taken from them) and loads member m's share, the entries m, m + size,
-// ... (0 past the last). False, uniform over the team, when they do not fit.
+// ... (0 past the last). `mine`: this member's count of keys >= low. False, uniform over the
+// team, when they do not fit.
 template <int VPT, class Team>
-__device__ bool gather_shared(Team& team, const uint32_t (&key)[VPT], uint32_t low, uint32_t* store,
-                              uint32_t (&cand)[kSharedSlots]) {
-  const uint32_t mine = count_keys_at_least<Team::kCarryCount>(key, low);
+__device__ bool pack_candidates(Team& team, const uint32_t (&key)[VPT], uint32_t low, uint32_t mine,
+                                uint32_t* store, uint32_t (&cand)[kSharedSlots]) {
   uint32_t total;
   uint32_t pos = team.exclusive_sum(mine, total);
   if (total > kSharedSlots * team.size) return false;
@@ -128,6 +132,47 @@ __device__ bool gather_shared(Team& team, const uint32_t (&key)[VPT], uint32_t l
   }
   team.sync();  // the team's next row rewrites the store
   return true;
+}
+
+template <int VPT, class Team>
+__device__ bool gather_shared(Team& team, const uint32_t (&key)[VPT], uint32_t low, uint32_t* store,
+                              uint32_t (&cand)[kSharedSlots]) {
+  return pack_candidates(team, key, low, count_keys_at_least<Team::kCarryCount>(key, low), store,
+                         cand);
+}
+
+// The first steps of the search for T on every key, for a team that packs candidates but has no
+// bound to gather them by: t rises as in search_down (cands above `high` refused uncounted)
+// until exactly k keys are >= t (`done`) or at most `cap` are (`fits`: the keys >= t can then be
+// packed, and the search goes on over them alone). Returns t and the bit to go on from; `mine`
+// is this member's count of keys >= t when `fits`.
+//
+// Why not the maxima's bound (bound_from_maxima): finding it is a search of its own. Packed
+// candidates need the bound to the last bit, and at 512 columns, k = 64 that search cost more
+// than it saved (tools/bench/results/2026-12-02-h200-1.18.0-candidates/, TB). Here the counts of
+// t's first accepted bits are the bound: on most data a few steps of the sign, the exponent and
+// the leading mantissa bits leave fewer than 4 keys a lane, and the cands above the row's largest
+// key, which the exponent's leading bits mostly are, cost nothing.
+template <int VPT, class Team>
+__device__ SearchStart search_until_fit(Team& team, SearchStart start, const uint32_t (&key)[VPT],
+                                        uint32_t high, uint32_t k, uint32_t cap, bool& done,
+                                        bool& fits, uint32_t& mine) {
+  uint32_t t = start.t;
+  int b = team.uniform_bit(start.bit);
+  for (; b >= 0; --b) {
+    if (team.all(done || fits)) break;
+    const uint32_t cand = t | (1u << b);
+    if (cand > high) continue;
+    const uint32_t mine_at_cand = count_keys_at_least<Team::kCarryCount>(key, cand);
+    const uint32_t n = team.sum(mine_at_cand);
+    if (!done && n >= k) {
+      t = cand;
+      done = n == k;
+      fits = n <= cap;
+      mine = mine_at_cand;
+    }
+  }
+  return SearchStart{t, b};
 }
 
 // Writes the mask of one row, given t and `done` from a search: with `done`, exactly k keys are
@@ -215,7 +260,8 @@ __device__ void topk_row(Team& team, const uint32_t (&key)[VPT], uint32_t cols, 
   uint32_t low = team.min(mine_min);
   if (!live) low = 0u;
   const bool bounded = bound_allowed && k <= team.size * kChunks;  // uniform over the team
-  const bool shared = Team::kPacksCandidates && bounded && store != nullptr &&
+  // Not for up to 16 keys a member: packing by the chunks' bound lost there (search_until_fit).
+  const bool shared = Team::kPacksCandidates && VPT > 16 && bounded && store != nullptr &&
                       (k > kRegisterCandidatesMaxK || Team::kPacksEveryK);
   // Registers hold kCandidates keys a member, so a tighter bound would rarely gather them all
   // where the members' is weak: chunks' bounds at k = 64 on 1K-2K columns lost 0.07-0.12 of
@@ -231,6 +277,29 @@ __device__ void topk_row(Team& team, const uint32_t (&key)[VPT], uint32_t cols, 
   // packing warps and groups keep their code as it was (with this check too, 1K columns at
   // k = 64 lost 0.03 of copy bandwidth).
   const bool register_gather = !shared && (VPT > 16 || k < kCandidates * team.size);
+  // Beyond that k, whole warps of up to 16 keys a lane given a store (the 512-column warps)
+  // search every key only until the keys >= t fit the store, then the packed keys alone
+  // (search_until_fit), with no bound.
+  if constexpr (Team::kPacksCandidates && VPT <= 16) {
+    if (store != nullptr && !register_gather) {
+      bool done = !live, fits = false;
+      uint32_t mine = 0;
+      const SearchStart at = search_until_fit(team, common_prefix(low, high), key, high, k,
+                                              kSharedSlots * team.size, done, fits, mine);
+      uint32_t packed[kSharedSlots];
+      uint32_t t;
+      if (fits && !done && pack_candidates(team, key, at.t, mine, store, packed)) {
+        // Every cand from here on is above at.t, so the packed keys count exactly.
+        t = search_down(team, at, k, done, [&](uint32_t c) { return team.count_at_least(packed, c); },
+                        0u, false, high);
+      } else {  // done, or every bit tried (t == T); the search's steps then do not run
+        t = search_down(team, at, k, done, [&](uint32_t c) { return team.count_at_least(key, c); },
+                        0u, false, high);
+      }
+      write_row_mask(team, key, cols, k, t, done, live, mask_row);
+      return;
+    }
+  }
   if (bounded) {
     low = bound_from_maxima(team, chunk_max, mine_max, high, low, k, live, per_member,
                             !shared && !register_gather);
@@ -261,6 +330,10 @@ __device__ void topk_row(Team& team, const uint32_t (&key)[VPT], uint32_t cols, 
 
   bool done = !live;
   const SearchStart start = common_prefix(low, high);
+  // Whole warps and groups of warps refuse the cands above the row's largest key uncounted. Lane
+  // groups cannot (their `high` differs across the warp), and the block rows lost by it (ours/
+  // copy on an H200, against 1.18.0 in one session: 4096 columns, k = 128, 0.570 -> 0.550).
+  const uint32_t refuse_above = Team::kPacksCandidates ? high : ~0u;
   uint32_t t;
   // For c > low the candidates are every key >= c. For c <= low the count is at least k
   // (T >= low) but not known exactly, so it must not end the search: k + 1 stands for it.
@@ -268,14 +341,15 @@ __device__ void topk_row(Team& team, const uint32_t (&key)[VPT], uint32_t cols, 
     return search_down(team, start, k, done, [&](uint32_t c) {
       const uint32_t n = team.count_at_least(cand, c);
       return c <= low ? k + 1u : n;
-    });
+    }, 0u, false, refuse_above);
   };
   if (gathered_shared) {
     t = search_candidates(shared_key);
   } else if (gathered) {
     t = search_candidates(cand_key);
   } else {
-    t = search_down(team, start, k, done, [&](uint32_t c) { return team.count_at_least(key, c); });
+    t = search_down(team, start, k, done, [&](uint32_t c) { return team.count_at_least(key, c); },
+                    0u, false, refuse_above);
   }
 
   write_row_mask(team, key, cols, k, t, done, live, mask_row);

@@ -261,3 +261,42 @@ TEST_CASE("On a GPU, topk_mask stays exact when one warp's tiles hold a streamed
     }
   }
 }
+
+// The warps of 481-512 columns (16 keys a lane), for k >= 64, search every key until at most 128
+// of them (4 a lane) are at or above the search's t, then pack those into shared memory and go
+// on over them alone (topk_select.cuh, search_until_fit). Each row here has c large entries
+// above uniform(-4, 4), c around that capacity (127, 128, 129) and around k: all equal (ties at
+// T among the packed keys, ranked by index), distinct but sharing their leading bits (a long
+// search over the packed keys), or all in one lane's columns (one lane holding 16 of them).
+TEST_CASE("On a GPU, topk_mask stays exact when a 512-column warp packs about as many candidates as its store holds", "[gpu]") {
+  auto kernels = cudaKernelsOrSkip();
+  if (!kernels) return;
+  const tapecheck_kernels_v1& table = *kernels->table;
+  const std::uint32_t counts[] = {64, 100, 127, 128, 129, 200};
+  const std::uint32_t rows = 3000;
+  for (std::uint32_t cols : {500u, 512u}) {
+    const std::size_t n = static_cast<std::size_t>(rows) * cols;
+    std::mt19937 gen(cols + 5);
+    std::uniform_real_distribution<float> small(-4.f, 4.f), narrow(50.f, 50.5f);
+    std::vector<float> x(n);
+    std::vector<std::uint32_t> order(cols);
+    for (std::uint32_t r = 0; r < rows; ++r) {
+      float* row = x.data() + static_cast<std::size_t>(r) * cols;
+      for (std::uint32_t j = 0; j < cols; ++j) row[j] = small(gen);
+      const std::uint32_t kind = r / 6 % 3;  // 0: all equal; 1: narrow; 2: one lane's columns
+      const std::uint32_t c = kind == 2 ? 16 : counts[r % 6];
+      std::iota(order.begin(), order.end(), 0u);
+      std::shuffle(order.begin(), order.end(), gen);
+      for (std::uint32_t i = 0; i < c; ++i) {
+        const std::uint32_t j = kind == 2 ? (r % 32 + 32 * i) % cols : order[i];
+        row[j] = kind == 0 ? 50.f : narrow(gen);
+      }
+    }
+    const std::vector<std::uint32_t> rank = ranksOf(x, rows, cols);
+    const at::Tensor xg = onGpu(x);
+    for (std::uint32_t k : {64u, 65u, 100u, 127u, 128u, 129u, 300u}) {
+      INFO("[" << rows << "," << cols << "] large entries around the store's size, k=" << k);
+      requireRankBelowK(table, x, xg, rank, rows, cols, k);
+    }
+  }
+}
