@@ -88,8 +88,10 @@ const tapecheck_kernels_v1 kTable = {
     // 1.19.0: 1.18.0 with topk_mask's 512-column warps, for k >= 64, searching every key only
     //        until the keys at or above t fit a store of 4 a lane and then the packed keys
     //        alone, instead of a bound from the chunks' maxima (topk_select.cuh,
-    //        search_until_fit); and whole warps and groups of warps refusing, uncounted, the
-    //        search's candidates for T above the row's largest key.
+    //        search_until_fit); whole warps and groups of warps refusing, uncounted, the
+    //        search's candidates for T above the row's largest key; and the stream kernel's
+    //        first pass gathering by an estimate of T from the sample, checked by its count,
+    //        instead of a bound (topk_stream.cuh, stream_estimate_rank).
     /*version=*/"1.19.0",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,

@@ -1,9 +1,11 @@
 // topKMask of rows too long for a block's registers: one block per row, which reads the row
 // about once and writes it once.
 //   1. Read the row's first S entries (the sample, S from cols and k: stream_sample_cols):
-//      per-thread maxima of kChunks interleaved chunks and the smallest key, then `low`, a
-//      lower bound of T (topk_select.cuh's bound_from_maxima). The k-th largest of a part of
-//      the row is at most the k-th largest of the row, so a sample's bound is one too.
+//      per-thread maxima of kChunks interleaved chunks and the smallest key, then `low`, the
+//      sample's r-th largest key or a lower bound of it (topk_select.cuh's bound_from_maxima),
+//      r <= k (stream_estimate_rank). For r = k, a lower bound of T: the k-th largest of a part
+//      of the row is at most the k-th largest of the row. For r < k, an estimate that step 2
+//      checks: if fewer than k keys pass it, the row goes on as if its candidates overflowed.
 //   2. Read the whole row (the sample again, from L2): the candidates, every key >= low with
 //      its index, appended to its warp's region of shared memory (a lane's slots from ballots
 //      of the warp: no atomic, no scan; slots are in no particular order, which no result
@@ -11,8 +13,9 @@
 //   3. T from the candidates alone (for c > low they are every key >= c), then the row is
 //      written as zeros and the kept candidates, which are all of the kept entries, as ones.
 // Where the sample's bound lets more candidates through than a warp's region holds (rows whose
-// large entries all lie past the sample), steps 1 and 2 run again with the whole row as the
-// sample.
+// large entries all lie past the sample), or an estimate lets fewer than k through (rows whose
+// large entries all lie in the sample), steps 1 and 2 run again with the whole row as the
+// sample and r = k.
 // Rows whose candidates still overflow (heavy ties, or k close to the capacity) search T over
 // the re-read row instead, one pass per bit, and rank ties by index tile by tile.
 //
@@ -54,6 +57,26 @@ constexpr uint32_t kStreamSampleStep = 4096;
 // The bound from the threads' maxima only for k <= T / kStreamPerThreadBoundK, else from their
 // chunks' maxima.
 constexpr uint32_t kStreamPerThreadBoundK = 4;
+
+// The rank r of the sample's key that bounds the first pass: r < k where the r-th largest of S
+// sampled keys still lets about 3k of the row's through on data in random order (r about
+// 3k * S / cols), but at least kStreamEstimateMinRank, so that the sample's spread rarely lets
+// fewer than k through (at r = 24 about 192 keys pass on average, with a standard deviation of
+// about 40, by an estimate); else k. From cols and k alone, as the sample (no result depends on
+// it: only the work does).
+// Why: up to 1.18.0 r was k, so at k = 64 about 8k keys passed at 32K and 64K columns (S =
+// 4096 and 8192), a candidate in most tiles of the gather. Measured on an H200 (ours/copy, two
+// runs each against 1.19.0's first candidate in one session): k = 64 at 32K / 64K columns
+// 0.849-0.854 / 0.862-0.867 -> 0.876-0.878 / 0.877-0.879, k = 128 at 64K 0.826-0.828 ->
+// 0.840-0.841, k = 8 (r = k) unchanged; ncu at 32K, k = 64: 359M -> 319M instructions
+// (tools/bench/results/2026-12-02-h200-1.19.0-candidates/).
+constexpr uint32_t kStreamEstimateMinRank = 24;
+
+__device__ __forceinline__ uint32_t stream_estimate_rank(uint32_t cols, uint32_t sample, uint32_t k) {
+  const uint64_t r = (3ull * k * sample + cols - 1) / cols;
+  const uint64_t want = r > kStreamEstimateMinRank ? r : kStreamEstimateMinRank;
+  return want < k ? static_cast<uint32_t>(want) : k;
+}
 
 __device__ __forceinline__ uint32_t stream_sample_cols(uint32_t cols, uint32_t k) {
   const uint64_t want = 4ull * k * cols / kStreamCapacity;
@@ -278,11 +301,14 @@ __global__ void __launch_bounds__(kStreamThreads, kStreamBlocksPerSM)
       // The chunks' bound unless k is well below the threads: at k = 1024 the threads' bound
       // (their smallest maximum) let the candidates overflow at 32K-64K columns, and the rows
       // went to stream_fallback (0.07-0.12 of copy bandwidth against 0.36-0.40).
-      if (k <= T * kStreamChunks) {
-        low = bound_from_maxima(team, chunk_max, sample_max, high, low, k, true,
-                                kStreamPerThreadBoundK * k <= T);
+      const uint32_t rank = span == cols ? k : stream_estimate_rank(cols, span, k);
+      if (rank <= T * kStreamChunks) {
+        low = bound_from_maxima(team, chunk_max, sample_max, high, low, rank, true,
+                                kStreamPerThreadBoundK * rank <= T);
       }
       held = stream_gather(xr, cols, low, sh, found, mine_max);
+      // An estimate is a bound of T only when at least k keys passed it.
+      if (held && rank < k) held = team.sum((threadIdx.x & 31u) == 0u ? found : 0u) >= k;
       if (held || span == cols) break;
     }
     const uint32_t high = team.max(mine_max);
