@@ -330,9 +330,14 @@ __device__ void topk_row(Team& team, const uint32_t (&key)[VPT], uint32_t cols, 
 
   bool done = !live;
   const SearchStart start = common_prefix(low, high);
-  // Whole warps and groups of warps refuse the cands above the row's largest key uncounted. Lane
-  // groups cannot (their `high` differs across the warp), and the block rows lost by it (ours/
-  // copy on an H200, against 1.18.0 in one session: 4096 columns, k = 128, 0.570 -> 0.550).
+  // Where the search counts every key, whole warps and groups of warps refuse the cands above
+  // the row's largest key uncounted. Measured on an H200 (ours/copy, two runs each against 1.18.0
+  // in one session): the whole warps at k = 128, whose candidates overflow the store, went from
+  // 0.72 to 0.86-0.89 at 1K-2K columns. Not over the gathered candidates, whose steps cost little:
+  // there the check lost up to 0.01 at k = 64 on 1K-8K columns. Not for lane groups, whose
+  // `high` differs across the warp (with it, 128 columns at k = 64 read 0.773 against 0.835), nor
+  // for block rows (4096 columns, k = 128: 0.550 against 0.570;
+  // tools/bench/results/2026-12-02-h200-1.19.0-candidates/).
   const uint32_t refuse_above = Team::kPacksCandidates ? high : ~0u;
   uint32_t t;
   // For c > low the candidates are every key >= c. For c <= low the count is at least k
@@ -341,7 +346,7 @@ __device__ void topk_row(Team& team, const uint32_t (&key)[VPT], uint32_t cols, 
     return search_down(team, start, k, done, [&](uint32_t c) {
       const uint32_t n = team.count_at_least(cand, c);
       return c <= low ? k + 1u : n;
-    }, 0u, false, refuse_above);
+    });
   };
   if (gathered_shared) {
     t = search_candidates(shared_key);
