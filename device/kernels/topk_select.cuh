@@ -152,7 +152,10 @@ __device__ bool gather_shared(Team& team, const uint32_t (&key)[VPT], uint32_t l
 // than it saved (tools/bench/results/2026-12-02-h200-1.18.0-candidates/, TB). Here the counts of
 // t's first accepted bits are the bound: on most data a few steps of the sign, the exponent and
 // the leading mantissa bits leave fewer than 4 keys a lane, and the cands above the row's largest
-// key, which the exponent's leading bits mostly are, cost nothing.
+// key, which the exponent's leading bits mostly are, cost nothing. Measured on an H200 (ours/copy,
+// two runs each against 1.18.0 in one session), 512 columns at k = 64 went from 0.799-0.800 to
+// 0.880-0.881 and at k = 128 from 0.714-0.715 to 0.790; ncu at k = 64 counted 473M instructions
+// against 507M (tools/bench/results/2026-12-02-h200-1.19.0-candidates/).
 template <int VPT, class Team>
 __device__ SearchStart search_until_fit(Team& team, SearchStart start, const uint32_t (&key)[VPT],
                                         uint32_t high, uint32_t k, uint32_t cap, bool& done,
@@ -290,9 +293,10 @@ __device__ void topk_row(Team& team, const uint32_t (&key)[VPT], uint32_t cols, 
       uint32_t t;
       if (fits && !done && pack_candidates(team, key, at.t, mine, store, packed)) {
         // Every cand from here on is above at.t, so the packed keys count exactly.
-        t = search_down(team, at, k, done, [&](uint32_t c) { return team.count_at_least(packed, c); },
-                        0u, false, high);
-      } else {  // done, or every bit tried (t == T); the search's steps then do not run
+        t = search_down(
+            team, at, k, done, [&](uint32_t c) { return team.count_at_least(packed, c); }, 0u,
+            false, high);
+      } else {  // done, or every bit tried (t == T): no step runs (a failed pack would go on)
         t = search_down(team, at, k, done, [&](uint32_t c) { return team.count_at_least(key, c); },
                         0u, false, high);
       }
@@ -333,8 +337,8 @@ __device__ void topk_row(Team& team, const uint32_t (&key)[VPT], uint32_t cols, 
   // Where the search counts every key, whole warps and groups of warps refuse the cands above
   // the row's largest key uncounted. Measured on an H200 (ours/copy, two runs each against 1.18.0
   // in one session): the whole warps at k = 128, whose candidates overflow the store, went from
-  // 0.72 to 0.86-0.89 at 1K-2K columns. Not over the gathered candidates, whose steps cost little:
-  // there the check lost up to 0.01 at k = 64 on 1K-8K columns. Not for lane groups, whose
+  // 0.72-0.73 to 0.85-0.89 at 1K-2K columns. Not over the gathered candidates, whose steps cost
+  // little: there the check lost up to 0.01 at k = 64 on 1K-8K columns. Not for lane groups, whose
   // `high` differs across the warp (with it, 128 columns at k = 64 read 0.773 against 0.835), nor
   // for block rows (4096 columns, k = 128: 0.550 against 0.570;
   // tools/bench/results/2026-12-02-h200-1.19.0-candidates/).

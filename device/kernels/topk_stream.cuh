@@ -72,7 +72,8 @@ constexpr uint32_t kStreamPerThreadBoundK = 4;
 // (tools/bench/results/2026-12-02-h200-1.19.0-candidates/).
 constexpr uint32_t kStreamEstimateMinRank = 24;
 
-__device__ __forceinline__ uint32_t stream_estimate_rank(uint32_t cols, uint32_t sample, uint32_t k) {
+__device__ __forceinline__ uint32_t stream_estimate_rank(uint32_t cols, uint32_t sample,
+                                                         uint32_t k) {
   const uint64_t r = (3ull * k * sample + cols - 1) / cols;
   const uint64_t want = r > kStreamEstimateMinRank ? r : kStreamEstimateMinRank;
   return want < k ? static_cast<uint32_t>(want) : k;
