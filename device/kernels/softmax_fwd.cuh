@@ -3,7 +3,8 @@
 // Per row: m = max x (float, exact, NaN kept; -0 turned into +0), then s = sum exp(x - m). Each
 // thread sums a unit's exps in float (pairwise, <= 2 roundings of values <= 4), converts once
 // per unit and adds in double; the cross-thread tree is in double. So s is within a couple of
-// float ulps of the sum of the (float) exps, and every exp is within ~2 ulps (exp_of_diff).
+// float ulps of the sum of the (float) exps, and each exp is that of the rounded difference
+// x - m, within ~2 ulps (exp_of_diff).
 // softmax keeps each exp in the register that held x, so exp runs once per element.
 // A non-finite m (NaN, +inf, or a row of only -inf) gives an all-NaN row, as the spec's
 // formulas do.

@@ -11,19 +11,19 @@
 
 namespace tapecheck_cuda {
 
-// exp(x - m) for x <= m, both floats. expf alone would see x - m rounded to float, an error
-// of up to |x - m| * 2^-24 in the exponent (~40 ulps of the result near x - m = -87); the
-// exact rounding error of the difference (TwoSum) restores it to first order, leaving expf's
-// own error (2 ulps at most) and one rounding. Float arithmetic throughout: conversions to
-// double are the scarce resource in these kernels.
-__device__ __forceinline__ float exp_of_diff(float x, float m) {
-  const float d = x - m;
-  const float e = expf(d);
-  if (e == 0.0f) return 0.0f;  // also covers x = -inf, where the error term would be NaN
-  const float bb = d - x;
-  const float err = (x - (d - bb)) + (-m - bb);
-  return fmaf(e, err, e);
-}
+// exp(x - m) for x <= m, both floats: the fast exponential (ex2.approx) of the difference
+// rounded to float. Against the exact exp(x - m) that is off by about |x - m| * 2^-24 relative
+// (the difference's rounding, as the spec's formula evaluated in binary32 has it, and the
+// scaling by log2(e)) and by the approximation's own ~2 ulps. SPEC.md's budget judges each
+// output against the row's largest probability (conformance/budgets.h), and there an error of
+// |d| * 2^-24 relative on exp(d) is |d| e^d / 2 <= 0.19 ulps.
+// Up to kernels 1.19.0 this restored the exact difference by TwoSum and took CUDA's accurate
+// expf: 9 more instructions an element, which left the clusters of 32K-64K columns waiting on
+// instruction issue. Measured on an H200 (ours/copy, two runs each in one session): softmax
+// forward at 32K / 64K 0.872-0.891 / 0.875-0.879 -> 0.946-0.948 / 0.937-0.940 (expf of the
+// rounded difference: 0.931-0.935 / 0.916-0.921), cross-entropy forward at 64K 0.881-0.884 ->
+// 0.938-0.941 (tools/bench/results/2026-12-02-h200-1.20.0-candidates/).
+__device__ __forceinline__ float exp_of_diff(float x, float m) { return __expf(x - m); }
 
 struct MaxSumRow {
   float m;        // the row maximum (a float, as every entry is)

@@ -92,7 +92,10 @@ const tapecheck_kernels_v1 kTable = {
     //        search's candidates for T above the row's largest key; and the stream kernel's
     //        first pass gathering by an estimate of T from the sample, checked by its count,
     //        instead of a bound (topk_stream.cuh, stream_estimate_rank).
-    /*version=*/"1.19.0",
+    // 1.20.0: 1.19.0 with the softmax family's and cross-entropy's exps taken by the fast
+    //        exponential of the difference rounded to float, instead of CUDA's accurate expf of
+    //        the exact difference restored by TwoSum (softmax_math.cuh, exp_of_diff).
+    /*version=*/"1.20.0",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,
