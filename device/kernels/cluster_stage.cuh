@@ -13,9 +13,8 @@
 // i * C * T + r * T + t (i < N), so its share is N runs of T units, each run one bulk copy, and
 // every value, and every order of summation, is what the loads from global memory gave.
 //
-// One stage a block: thread t reads its N units into registers (take), then the block's warps
-// pass a named barrier and thread 0 starts the copy of the next row into the same stage
-// (refill); the barrier's other warps only arrive, so only warp 0 waits on it. Only on the
+// One stage a block: thread t reads its N units into registers (take), then the block passes a
+// barrier and thread 0 starts the copy of the next row into the same stage (refill). Only on the
 // 16-byte path (cols % 4 == 0 and aligned pointers), as the copies need 16-byte alignment and
 // sizes. The stage replaces the L2 prefetch there.
 //
@@ -33,9 +32,6 @@
 #include "row_cluster.cuh"
 
 namespace tapecheck_cuda {
-
-// Named barrier 1 (0 is __syncthreads'): the block's reads of the stage before its refill.
-constexpr unsigned kStageBarrier = 1;
 
 // S inputs a row (the norms' forward: x; their backward: dy and xhat; cross-entropy's forward:
 // logits and target), N units of 4 floats a thread each.
@@ -115,13 +111,17 @@ struct ClusterRowStage {
 
   // Every thread, after its takes of this turn: once every warp has read the stage, thread 0
   // starts the copy of row `next` (none when next >= rows).
+  // Every warp waits at the barrier. Up to kernels 1.20.0 only warp 0 did (the others passed a
+  // named barrier with bar.arrive), and compute-sanitizer's racecheck reported 3 hazards a
+  // launch in cross-entropy's staged forward, between shared-memory writes and reads that a
+  // __syncthreads separates (the warps' parts of the row and the loss partials), none in the
+  // norms' staged kernels; with the stage off, or with every warp waiting, it reported none.
+  // Measured on an H200 (ours/copy, two runs each in one session), every warp waiting was no
+  // slower: cross-entropy's forward at 64K 0.941-0.944 -> 0.951-0.956, the norms' staged
+  // kernels within 0.01 (conformance/results/2026-12-02-h200-kernels-1.20.1/).
   __device__ void refill(const float* const (&src)[S], size_t next, size_t rows,
                          uint32_t cols) const {
-    if (threadIdx.x >= 32) {
-      asm volatile("bar.arrive %0, %1;" ::"r"(kStageBarrier), "r"(blockDim.x) : "memory");
-      return;
-    }
-    asm volatile("bar.sync %0, %1;" ::"r"(kStageBarrier), "r"(blockDim.x) : "memory");
+    __syncthreads();
     if (threadIdx.x == 0 && next < rows) fill(src, next, cols);
   }
 };

@@ -95,7 +95,9 @@ const tapecheck_kernels_v1 kTable = {
     // 1.20.0: 1.19.0 with the softmax family's and cross-entropy's exps taken by the fast
     //        exponential of the difference rounded to float, instead of CUDA's accurate expf of
     //        the exact difference restored by TwoSum (softmax_math.cuh, exp_of_diff).
-    /*version=*/"1.20.0",
+    // 1.20.1: 1.20.0 with every warp of a staged cluster kernel waiting at the barrier before
+    //        its stage's refill, where only warp 0 did (cluster_stage.cuh, refill).
+    /*version=*/"1.20.1",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,
