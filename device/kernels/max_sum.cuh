@@ -11,8 +11,8 @@
 // then combined behind one barrier and one exchange: m = max m_w, s = sum_w s_w * exp(m_w - m),
 // the factor in double. In real arithmetic exp(x - m_w) * exp(m_w - m) = exp(x - m), so each
 // term is still one float exp of a difference (exp_of_diff) and the rescaling adds double
-// roundings only; softmax then writes e * (exp(m_w - m) / s), the factor rounded once to float: two
-// roundings, as e * (1/s) had.
+// roundings only; softmax then writes e * (exp(m_w - m) / s), the factor rounded once to float:
+// two roundings, as e * (1/s) had.
 //
 // Every combination runs in an order fixed by the tile (a butterfly over the parts' lanes, the
 // same in every warp), so every thread of the row gets identical bits, and a row's result still
