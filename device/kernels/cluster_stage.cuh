@@ -113,9 +113,10 @@ struct ClusterRowStage {
   // starts the copy of row `next` (none when next >= rows).
   // Every warp waits at the barrier. Up to kernels 1.20.0 only warp 0 did (the others passed a
   // named barrier with bar.arrive), and compute-sanitizer's racecheck reported 3 hazards a
-  // launch in cross-entropy's staged forward, between shared-memory writes and reads that a
-  // __syncthreads separates (the warps' parts of the row and the loss partials), none in the
-  // norms' staged kernels; with the stage off, or with every warp waiting, it reported none.
+  // launch in cross-entropy's staged forward, between shared-memory writes and reads that, by
+  // their offsets, a __syncthreads separates (the warps' parts of the row and the loss
+  // partials), and none in the norms' staged kernels; with the stage off, or with every warp
+  // waiting, it reported none.
   // Measured on an H200 (ours/copy, two runs each in one session against 1.20.0), the staged
   // kernels with every warp waiting read within 0.01 of 1.20.0 or above it at 16K-64K
   // columns (conformance/results/2026-12-02-h200-kernels-1.20.1/).
