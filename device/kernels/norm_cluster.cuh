@@ -74,9 +74,18 @@ __global__ void __launch_bounds__(1024, 1)
   if (kStaged && threadIdx.x == 0) stage.init();
   mailbox_open(mail);
   if (kStaged && threadIdx.x == 0 && blockIdx.x / C < rows) stage.fill(src, blockIdx.x / C, cols);
+  // Batch norm's gamma and beta of the channel, one row ahead (RowScalars, row_cluster.cuh).
+  RowScalars<2> ahead;
+  auto channel_affine = [&](size_t r, float (&s)[2]) {
+    s[0] = __ldg(gamma + r);
+    s[1] = __ldg(beta + r);
+  };
+  if constexpr (kPerRow) ahead.start(blockIdx.x / C, rows, channel_affine);
 
   for (size_t row = blockIdx.x / C; row < rows; row += clusters, ++turn) {
     const size_t base = row * cols;
+    float affine_now[2] = {0.0f, 0.0f};
+    if constexpr (kPerRow) ahead.next(row + clusters, rows, channel_affine, affine_now);
     const float shift = __ldg(x + base);  // norm_math.cuh: ShiftedMoments
     float v[N][V];
     if constexpr (kStaged) {
@@ -103,11 +112,7 @@ __global__ void __launch_bounds__(1024, 1)
     const float mhi = st.mean_hi, mlo = st.mean_lo, istd = st.inv_std;
     if (lane == 0) inv_std[row] = istd;
 
-    float gr = 0.0f, br = 0.0f;
-    if constexpr (kPerRow) {
-      gr = __ldg(gamma + row);
-      br = __ldg(beta + row);
-    }
+    const float gr = affine_now[0], br = affine_now[1];
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * RT + lane) * V;
@@ -167,11 +172,25 @@ __global__ void __launch_bounds__(1024, 1)
   if (kStaged && threadIdx.x == 0) stage.init();
   mailbox_open(mail);
   if (kStaged && threadIdx.x == 0 && blockIdx.x / C < rows) stage.fill(src, blockIdx.x / C, cols);
+  // Batch norm's inv_std and gamma of the channel, one row ahead (RowScalars, row_cluster.cuh);
+  // layer norm's inv_std as the row starts (it is first used after the exchange).
+  RowScalars<2> ahead;
+  auto channel_scalars = [&](size_t r, float (&s)[2]) {
+    s[0] = __ldg(inv_std + r);
+    s[1] = __ldg(gamma + r);
+  };
+  if constexpr (kPerRow) ahead.start(blockIdx.x / C, rows, channel_scalars);
 
   for (size_t row = blockIdx.x / C; row < rows; row += clusters, ++turn) {
     const size_t base = row * cols;
-    const float istd = __ldg(inv_std + row);
-    const float gr = kPerRow ? __ldg(gamma + row) : 0.0f;
+    float channel_now[2] = {0.0f, 0.0f};
+    if constexpr (kPerRow) {
+      ahead.next(row + clusters, rows, channel_scalars, channel_now);
+    } else {
+      channel_now[0] = __ldg(inv_std + row);
+    }
+    const float istd = channel_now[0];
+    const float gr = channel_now[1];
     float d[N][V], h[N][V];
     double s_g = 0.0, s_gx = 0.0, s_d = 0.0, s_dx = 0.0;
     if constexpr (kStaged) {

@@ -182,6 +182,36 @@ __device__ __forceinline__ void prefetch_row_share(const float* p, size_t row, s
   }
 }
 
+// K scalars of a row (batch norm's gamma, beta, inv_std of the row's channel), loaded one row
+// ahead: the loads of the cluster's next row are issued as the current row starts, so they have
+// a whole row to arrive. Loaded as their own row starts, they come from L2 (the previous row's
+// exchange ends in a cluster-scope acquire, which invalidates L1), and the row's first use of
+// them waits for L2: batch norm's forward uses gamma and beta right after its exchange, its
+// backward uses gamma in its first sums.
+// Measured on an H200 (ours/copy, several runs a candidate in each of four sessions, against
+// the kernels without it in the same calls; tools/bench/results/2026-12-03-h200-1.21.0-candidates/):
+// batch norm's forward at 64K columns 0.873-0.890 -> 0.888-0.903; its backward and every other
+// cluster kernel within the runs' spread. Loading layer norm's shift (an entry of the row, used
+// right after the row's stage is read) one row ahead as well measured 0.005-0.01 slower for
+// layer norm's forward at 64K (candidate P there), so the layer norm kernels load it as before.
+template <int K>
+struct RowScalars {
+  float v[K];
+  template <class Load>
+  __device__ __forceinline__ void start(size_t row, size_t rows, Load load) {
+#pragma unroll
+    for (int q = 0; q < K; ++q) v[q] = 0.0f;
+    if (row < rows) load(row, v);
+  }
+  // This row's scalars into `now`, and the loads of row `next`'s issued.
+  template <class Load>
+  __device__ __forceinline__ void next(size_t next, size_t rows, Load load, float (&now)[K]) {
+#pragma unroll
+    for (int q = 0; q < K; ++q) now[q] = v[q];
+    if (next < rows) load(next, v);
+  }
+};
+
 // ---------------------------------------------------------------------------------------------
 // Host side. A row of more than kClusterThreads threads' registers takes a cluster, since a
 // block-row of more than 512 threads (one block a multiprocessor, 64 registers a thread at 1024

@@ -97,7 +97,10 @@ const tapecheck_kernels_v1 kTable = {
     //        the exact difference restored by TwoSum (softmax_math.cuh, exp_of_diff).
     // 1.20.1: 1.20.0 with every warp of a staged cluster kernel waiting at the barrier before
     //        its stage's refill, where only warp 0 did (cluster_stage.cuh, refill).
-    /*version=*/"1.20.1",
+    // 1.21.0: 1.20.1 with batch norm's cluster kernels loading a channel's gamma and beta
+    //        (forward) or inv_std and gamma (backward) one row ahead (norm_cluster.cuh,
+    //        row_cluster.cuh's RowScalars), where they were loaded as the row started.
+    /*version=*/"1.21.0",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,
