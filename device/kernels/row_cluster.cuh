@@ -188,12 +188,14 @@ __device__ __forceinline__ void prefetch_row_share(const float* p, size_t row, s
 // exchange ends in a cluster-scope acquire, which invalidates L1), and the row's first use of
 // them waits for L2: batch norm's forward uses gamma and beta right after its exchange, its
 // backward uses gamma in its first sums.
-// Measured on an H200 (ours/copy, several runs a candidate in each of four sessions, against
-// the kernels without it in the same calls; tools/bench/results/2026-12-03-h200-1.21.0-candidates/):
-// batch norm's forward at 64K columns 0.873-0.890 -> 0.888-0.903; its backward and every other
-// cluster kernel within the runs' spread. Loading layer norm's shift (an entry of the row, used
-// right after the row's stage is read) one row ahead as well measured 0.005-0.01 slower for
-// layer norm's forward at 64K (candidate P there), so the layer norm kernels load it as before.
+// Measured on an H200 (ours/copy, two or three runs each in four calls, each against the kernels
+// without it in the same call: candidates P and PB in
+// tools/bench/results/2026-12-03-h200-1.21.0-candidates/, then the same-session runs in
+// conformance/results/2026-12-03-h200-kernels-1.21.0/): batch norm's forward at 64K columns
+// 0.865-0.890 -> 0.888-0.903; its backward and every other cluster kernel within the runs'
+// spread. Loading layer norm's shift (an entry of the row, used right after the row's stage is
+// read) one row ahead as well measured 0.005-0.01 slower for layer norm's forward at 64K
+// (candidate P there), so the layer norm kernels load it as before.
 template <int K>
 struct RowScalars {
   float v[K];
@@ -203,7 +205,7 @@ struct RowScalars {
     for (int q = 0; q < K; ++q) v[q] = 0.0f;
     if (row < rows) load(row, v);
   }
-  // This row's scalars into `now`, and the loads of row `next`'s issued.
+  // Gives this row's scalars in `now` and issues the loads of row `next`'s.
   template <class Load>
   __device__ __forceinline__ void next(size_t next, size_t rows, Load load, float (&now)[K]) {
 #pragma unroll
