@@ -98,7 +98,7 @@ __global__ void __launch_bounds__(1024, 1)
   // The block's threads in a fixed order: a warp butterfly, then the warps in index order.
   loss = row_sum<true>(loss, blockDim.x, wloss);
   if (threadIdx.x == 0) partial[blockIdx.x] = loss;
-  cl.sync();  // no block leaves while another's sends may still be in flight
+  cluster_barrier();  // no block leaves while another's sends may still be in flight
 }
 
 template <int N, int V, bool kVec>
@@ -152,7 +152,7 @@ __global__ void __launch_bounds__(1024, 1)
       }
     }
   }
-  cl.sync();
+  cluster_barrier();
 }
 
 // Host side. The forward's partials: one per block, cluster_count(rows, ct) * C of them; true

@@ -184,7 +184,7 @@ __global__ void __launch_bounds__(ln_cluster_max_threads(N * V), 1)
       if (j < cols) out[j] = make_double2(colsums.at(0, i, k), colsums.at(1, i, k));
     }
   }
-  cl.sync();  // no block leaves while another's sends may still be in flight
+  cluster_barrier();  // no block leaves while another's sends may still be in flight
 }
 
 // ---------------------------------------------------------------------------------------------

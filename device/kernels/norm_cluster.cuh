@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(1024, 1)
       }
     }
   }
-  cl.sync();  // no block leaves while another's sends may still be in flight
+  cluster_barrier();  // no block leaves while another's sends may still be in flight
 }
 
 // kPerRow (batch norm) carries four sums and writes dgamma[row], dbeta[row]; otherwise (layer
@@ -267,7 +267,7 @@ __global__ void __launch_bounds__(1024, 1)
       }
     }
   }
-  cl.sync();
+  cluster_barrier();
 }
 
 // Host side: true when launched; false leaves the row to the stream kernels. N4: the units of

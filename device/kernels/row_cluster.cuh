@@ -51,16 +51,44 @@ struct Mailbox {
   double slot[2][kMaxCluster][W];    // [row parity][sender's rank][word]
 };
 
+// The cluster barriers a cluster kernel passes outside its rows: one after its mbarriers are
+// initialized (mailbox_open) and one before its blocks exit. Their arrive is relaxed: neither
+// needs the arrive's release, which makes each thread wait until its earlier memory operations
+// (at the exit, the last row's stores) are performed at cluster scope (MEMBAR.ALL.GPU and
+// ERRBAR in the SASS of cg::this_cluster().sync()):
+// - after initialization, what other threads need is the mbarriers, and
+//   fence.mbarrier_init.release.cluster before the arrive publishes them (the pattern PTX gives
+//   for it); the rest a kernel writes to shared memory before it is read back by its own thread
+//   (the stage's gamma and beta, layer norm's column accumulators);
+// - at the exit, what the barrier must keep alive is each block's shared memory for the others'
+//   st.async, and every such write has landed before its receiver's last mailbox wait returned,
+//   which comes before the receiver's arrive.
+// ncu of 1.21.0 (an H200, layer and batch norm's forward at 64K columns, clusters of 8 in 16
+// waves, about 8.5 rows a cluster) put 5.8-6.7% of the warps' stall samples on those two
+// barriers' MEMBAR / ERRBAR (the "membar" stalls of every cluster kernel) and 3-4% more on their
+// waits.
+// kRelease: the arrive with release semantics, as cg::this_cluster().sync() (the softmax
+// family's forward keeps it, softmax_cluster.cuh).
+template <bool kRelease = false>
+__device__ __forceinline__ void cluster_barrier() {
+  if constexpr (kRelease) {
+    cg::this_cluster().sync();
+  } else {
+    cuda::ptx::barrier_cluster_arrive(cuda::ptx::sem_relaxed);
+    cuda::ptx::barrier_cluster_wait();
+  }
+}
+
 // Before the first exchange, by all threads: no block sends before every block's mbarriers are
 // initialized.
-template <int W>
+template <int W, bool kRelease = false>
 __device__ __forceinline__ void mailbox_open(Mailbox<W>& mb) {
   if (threadIdx.x == 0) {
     cuda::ptx::mbarrier_init(&mb.full[0], 1);
     cuda::ptx::mbarrier_init(&mb.full[1], 1);
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
   }
-  cg::this_cluster().sync();
+  cluster_barrier<kRelease>();
 }
 
 // The exchange of the cluster's turn-th row (turn = 0, 1, 2, ...), by all threads: thread w < W

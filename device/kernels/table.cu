@@ -100,7 +100,10 @@ const tapecheck_kernels_v1 kTable = {
     // 1.21.0: 1.20.1 with batch norm's cluster kernels loading a channel's gamma and beta
     //        (forward) or inv_std and gamma (backward) one row ahead (norm_cluster.cuh,
     //        row_cluster.cuh's RowScalars), where they were loaded as the row started.
-    /*version=*/"1.21.0",
+    // 1.22.0: 1.21.0 with the cluster kernels' barriers after initialization and before exit
+    //        arriving relaxed, not with release semantics, but for the softmax family's forward
+    //        (row_cluster.cuh, cluster_barrier; softmax_cluster.cuh).
+    /*version=*/"1.22.0",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,
