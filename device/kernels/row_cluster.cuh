@@ -66,7 +66,10 @@ struct Mailbox {
 // ncu of 1.21.0 (an H200, layer and batch norm's forward at 64K columns, clusters of 8 in 16
 // waves, about 8.5 rows a cluster) put 5.8-6.7% of the warps' stall samples on those two
 // barriers' MEMBAR / ERRBAR (the "membar" stalls of every cluster kernel) and 3-4% more on their
-// waits.
+// waits. Relaxed, the same kernels ran 888 / 864 us against 922 / 904, and against 1.21.0 in one
+// session (ours/copy, two runs each) layer norm's forward at 64K went from 0.885-0.886 to
+// 0.900-0.904, batch norm's from 0.894-0.895 to 0.908-0.910, its backward from 0.929-0.933 to
+// 0.959-0.966 (conformance/results/2026-12-03-h200-kernels-1.22.0/, device/kernels/README.md).
 // kRelease: the arrive with release semantics, as cg::this_cluster().sync() (the softmax
 // family's forward keeps it, softmax_cluster.cuh).
 template <bool kRelease = false>
