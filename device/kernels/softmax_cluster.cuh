@@ -10,15 +10,19 @@
 
 namespace tapecheck_cuda {
 
-// The forward's cluster barriers after initialization and before exit arrive with release
-// semantics, where every other cluster kernel's arrive relaxed (row_cluster.cuh,
-// cluster_barrier). Measured on an H200 against 1.21.0 in two sessions (ours/copy, two runs
-// each), relaxed, the softmax and log-softmax forward at 32K columns (clusters of 4 blocks of
-// 256 threads, about 4 rows a cluster) went from 0.944-0.949 to 0.926-0.933, at 64K within
-// 0.006 (tools/bench/results/2026-12-03-h200-1.22.0-candidates/). Under ncu the relaxed kernel
-// at 32K ran faster (553 us against 567), so the loss is in back-to-back launches; its cause is
+// The forward's cluster barrier before exit arrives with release semantics, where every other
+// cluster kernel's arrive relaxed (row_cluster.cuh, cluster_barrier); its barrier after
+// initialization arrives relaxed since kernels 1.22.1. Measured on an H200 against 1.21.0 in
+// two sessions (ours/copy, two runs each), with both relaxed the softmax and log-softmax
+// forward at 32K columns (clusters of 4 blocks of 256 threads, about 4 rows a cluster) went
+// from 0.944-0.949 to 0.926-0.933, at 64K within 0.006; relaxed only at the exit, 0.945-0.952
+// at 32K; relaxed only after initialization, 0.950-0.956 at 32K and 0.943-0.947 at 64K, where
+// 1.22.0 (both with release) read 0.943-0.947 and 0.934-0.938
+// (tools/bench/results/2026-12-03-h200-1.22.0-candidates/). Under ncu the kernel relaxed at both
+// ran faster at 32K (553 us against 567), so the loss is in back-to-back launches; its cause is
 // not known.
-constexpr bool kSoftmaxFwdReleaseBarriers = true;
+constexpr bool kSoftmaxFwdReleaseAtOpen = false;
+constexpr bool kSoftmaxFwdReleaseAtExit = true;
 
 template <bool kLog, int N, int V, bool kVec>
 __global__ void __launch_bounds__(1024, 1)
@@ -32,7 +36,7 @@ __global__ void __launch_bounds__(1024, 1)
   const unsigned lane = cl.block_rank() * blockDim.x + threadIdx.x;
   const size_t clusters = gridDim.x / C;
   unsigned turn = 0;  // the cluster's rows so far
-  mailbox_open<2, kSoftmaxFwdReleaseBarriers>(mail);
+  mailbox_open<2, kSoftmaxFwdReleaseAtOpen>(mail);
 
   // Cluster-uniform loop: every block of the cluster takes part in every barrier.
   for (size_t row = blockIdx.x / C; row < rows; row += clusters, ++turn) {
@@ -69,7 +73,7 @@ __global__ void __launch_bounds__(1024, 1)
     }
   }
   // No block leaves while another's sends may still be in flight.
-  cluster_barrier<kSoftmaxFwdReleaseBarriers>();
+  cluster_barrier<kSoftmaxFwdReleaseAtExit>();
 }
 
 template <bool kLog, int N, int V, bool kVec>

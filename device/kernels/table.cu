@@ -103,7 +103,9 @@ const tapecheck_kernels_v1 kTable = {
     // 1.22.0: 1.21.0 with the cluster kernels' barriers after initialization and before exit
     //        arriving relaxed, not with release semantics, but for the softmax family's forward
     //        (row_cluster.cuh, cluster_barrier; softmax_cluster.cuh).
-    /*version=*/"1.22.0",
+    // 1.22.1: 1.22.0 with the softmax family's forward arriving relaxed at its cluster barrier
+    //        after initialization; its exit barrier keeps the release (softmax_cluster.cuh).
+    /*version=*/"1.22.1",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,
