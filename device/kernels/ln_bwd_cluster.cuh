@@ -40,6 +40,12 @@ constexpr unsigned kLnClusterMaxBlocks = kMaxCluster;
 // two runs each against 1.15.0 in one session: 16K / 32K / 64K 0.937-0.942 / 0.893-0.897 /
 // 0.838-0.853 -> 0.929-0.931 / 0.889-0.891 / 0.831-0.842;
 // tools/bench/results/2026-12-02-h200-1.16.0-candidates/).
+// One row ahead, no further: measured on an H200 against 1.22.0 in the same calls (ours/copy,
+// 8K / 16K / 32K / 64K columns), one row ahead read 0.956-0.972 / 0.927-0.947 / 0.887-0.904 /
+// 0.840-0.852, two rows ahead 0.781-0.785 / 0.776-0.787 / 0.789-0.790 / 0.765-0.771, three
+// 0.656-0.679, and no prefetch 0.898-0.908 / 0.833-0.839 / 0.762-0.766 / 0.714-0.717
+// (tools/bench/results/2026-12-03-h200-candidates-after-1.22.0/, which also has the loads
+// evict-first, slower).
 constexpr bool kLnClusterPrefetch = true;
 // Units of 4 floats a thread (scalar rows: twice as many units of one float). 2 up to 1.9.5,
 // as the fused tile: 8 floats a thread, 64 registers, blocks of up to 1024 threads. With 4 (128
