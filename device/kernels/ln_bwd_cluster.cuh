@@ -250,6 +250,14 @@ inline bool ln_short_cluster_takes(uint32_t cols) {
 }
 
 // The tile of ln_bwd_cluster for cols, from cols alone; false when it takes no cluster.
+// Blocks of 512 threads past 8K columns, one a multiprocessor at 128 registers. Measured on an
+// H200 against 1.22.1 in one session (ours/copy, three rounds), 32K columns on clusters of 8 x 256
+// threads (two blocks of different clusters a multiprocessor, 30 clusters) read 0.882-0.884
+// against 0.892-0.897 for 4 x 512 (tools/bench/results/2026-12-03-h200-candidates-after-1.22.1/,
+// LB256). 64K columns cannot share multiprocessors that way: 16 blocks of 256 threads would need
+// clusters of 16, of which an H200 holds 14 at two blocks a multiprocessor, 224 of 264 block
+// slots against 240 for clusters of 8 (cudaOccupancyMaxActiveClusters, occ.txt in
+// tools/bench/results/2026-12-03-h200-1.21.0-candidates/1-N1-N1B-D2-ncu-occupancy/).
 inline bool plan_ln_cluster(uint32_t cols, ClusterTile& ct) {
   if (ln_short_cluster_takes(cols)) {
     ct.V = 4;

@@ -27,6 +27,16 @@ constexpr bool kNormClusterStage = true;
 // 0.880-0.882 / 0.866-0.867 staged alone and 0.886-0.890 / 0.855-0.858 for 1.15.0.
 constexpr bool kLnFwdAffineShared = true;
 
+// Layer norm's forward asks plan_cluster for blocks of this many threads (64K columns still get
+// 512: eight blocks of 256 do not hold the row). Since kernels 1.22.2; 512 before, as the other
+// norm kernels. Measured on an H200 against 1.22.1 in one session (ours/copy, three rounds;
+// tools/bench/results/2026-12-03-h200-candidates-after-1.22.1/, candidate LFX, which also took
+// layer norm's 8K-16K rows to clusters: norm_tiles.cuh): at 32K columns, clusters of 8 x 256
+// threads (four blocks a multiprocessor) read 0.905-0.906 against 0.895-0.901 for 4 x 512; at
+// 16K, 4 x 256 read 0.903-0.904 against the block's 0.900-0.901. layer_norm_bwd's clusters of
+// 8 x 256 at 32K, measured in the same call, lost (ln_bwd_cluster.cuh).
+constexpr size_t kLayerNormClusterThreads = 256;
+
 // A staged forward block's dynamic shared memory: the stage ([N][threads] units of 4 floats),
 // then, for layer norm, gamma and beta ([2][N][threads] units, each read back only by the
 // thread that wrote it).
@@ -277,7 +287,9 @@ bool norm_fwd_clustered(cudaStream_t s, size_t rows, uint32_t cols, float eps, c
                         const float* gamma, const float* beta, float* y, float* xhat,
                         float* inv_std) {
   ClusterTile ct;
-  if (!plan_cluster(cols, N4, ct)) return false;
+  if (!plan_cluster(cols, N4, ct, kPerRow ? kClusterThreads : kLayerNormClusterThreads)) {
+    return false;
+  }
   if (ct.V == 4) {
     bool vec = aligned16(x) && aligned16(y) && aligned16(xhat);
     if (!kPerRow) vec = vec && aligned16(gamma) && aligned16(beta);

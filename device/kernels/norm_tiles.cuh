@@ -358,12 +358,19 @@ constexpr int kNormFwdBlockUnits = 4;
 constexpr unsigned kNormFwdNarrowMaxThreads = 512;
 constexpr int kNormClusterFwdUnits = 4;
 constexpr bool kNormFwdUsesClusters = true;
-// Layer norm's rows that take one block of 1024 threads (more than 16K floats) go to the
-// clusters too: since the mailbox exchange and the next row's prefetch (row_cluster.cuh), these
-// ran at 0.883-0.889 of copy speed at 32K columns against the block's 0.858-0.866 on an H200.
-// Batch norm's channels keep the block (0.919-0.921 against the clusters' 0.889-0.896), as do
-// rows of 512-thread blocks (16K: the block 0.892-0.902, clusters 0.888-0.896)
-// (tools/bench/results/2026-12-01-h200-1.9.4-candidates/).
+// Layer norm's rows past the narrow block tile (more than 8K floats) go to the clusters too.
+// - Since kernels 1.9.4, those of one block of 1024 threads (more than 16K floats): with the
+//   mailbox exchange and the next row's prefetch (row_cluster.cuh) they ran at 0.883-0.889 of
+//   copy speed at 32K columns against the block's 0.858-0.866 on an H200. Rows of 512-thread
+//   blocks stayed on the block (16K: the block 0.892-0.902, clusters of 2 x 512 threads
+//   0.888-0.896; tools/bench/results/2026-12-01-h200-1.9.4-candidates/).
+// - Since 1.22.2, those of 8K-16K floats as well, in clusters of 256-thread blocks
+//   (norm_cluster.cuh, kLayerNormClusterThreads): against 1.22.1 in one session (ours/copy,
+//   three rounds) 16K went from 0.900-0.901 to 0.903-0.904
+//   (tools/bench/results/2026-12-03-h200-candidates-after-1.22.1/, candidate LFX).
+// Batch norm's channels keep the block: 0.919-0.921 against the clusters' 0.889-0.896 in 1.9.4's
+// candidates; at 16K, clusters of 2 x 512 read 0.901-0.904 against the block's 0.916-0.917
+// (candidate N1B, tools/bench/results/2026-12-03-h200-1.21.0-candidates/).
 constexpr bool kLayerNormWideRowsUseClusters = true;
 
 template <bool kPerRow>
@@ -429,10 +436,10 @@ bool norm_fwd_tiled(cudaStream_t s, size_t rows, uint32_t cols, float eps, const
   }
   bool vec = t.V == 4 && aligned16(x) && aligned16(y) && aligned16(xhat);
   if (!kPerRow) vec = vec && aligned16(gamma) && aligned16(beta);
-  // Rows longer than one block's registers, up to 8 blocks': held across a cluster.
-  // (A narrow tile has at most kNormFwdNarrowMaxThreads threads.)
-  const bool wide_block = !kPerRow && kLayerNormWideRowsUseClusters && t.mode == Tile::Block &&
-                          t.threads > kNormFwdNarrowMaxThreads;
+  // Rows longer than one block's registers, up to 8 blocks': held across a cluster; so are
+  // layer norm's rows that the narrow block tile does not take (kLayerNormWideRowsUseClusters).
+  const bool wide_block =
+      !kPerRow && kLayerNormWideRowsUseClusters && t.mode == Tile::Block && !narrow;
   if (kNormFwdUsesClusters && (t.mode == Tile::Stream || wide_block) &&
       norm_fwd_clustered<kPerRow, kNormClusterFwdUnits>(s, rows, cols, eps, x, gamma, beta, y,
                                                         xhat, inv_std)) {

@@ -105,7 +105,10 @@ const tapecheck_kernels_v1 kTable = {
     //        (row_cluster.cuh, cluster_barrier; softmax_cluster.cuh).
     // 1.22.1: 1.22.0 with the softmax family's forward arriving relaxed at its cluster barrier
     //        after initialization; its exit barrier keeps the release (softmax_cluster.cuh).
-    /*version=*/"1.22.1",
+    // 1.22.2: 1.22.1 with layer norm's forward on clusters of 256-thread blocks, where they were
+    //        512, and its rows of 8K-16K floats on clusters, where one block held them
+    //        (norm_cluster.cuh, kLayerNormClusterThreads; norm_tiles.cuh).
+    /*version=*/"1.22.2",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,
