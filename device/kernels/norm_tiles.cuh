@@ -367,7 +367,10 @@ constexpr bool kNormFwdUsesClusters = true;
 // - Since 1.22.2, those of 8K-16K floats as well, in clusters of 256-thread blocks
 //   (norm_cluster.cuh, kLayerNormClusterThreads): against 1.22.1 in one session (ours/copy,
 //   three rounds) 16K went from 0.900-0.901 to 0.903-0.904
-//   (tools/bench/results/2026-12-03-h200-candidates-after-1.22.1/, candidate LFX).
+//   (tools/bench/results/2026-12-03-h200-candidates-after-1.22.1/, candidate LFX). Rows of
+//   scalar units (cols % 4 != 0) hold 8 floats a thread in the narrow tile, so theirs end at 4K
+//   floats, and their rows of 4K-8K floats take the clusters too; their speed was not measured
+//   (the candidate sent only rows past 8K floats).
 // Batch norm's channels keep the block: 0.919-0.921 against the clusters' 0.889-0.896 in 1.9.4's
 // candidates; at 16K, clusters of 2 x 512 read 0.901-0.904 against the block's 0.916-0.917
 // (candidate N1B, tools/bench/results/2026-12-03-h200-1.21.0-candidates/).
