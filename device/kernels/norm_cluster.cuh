@@ -31,10 +31,10 @@ constexpr bool kLnFwdAffineShared = true;
 // 512: eight blocks of 256 do not hold the row). Since kernels 1.22.2; 512 before, as the other
 // norm kernels. Measured on an H200 against 1.22.1 in one session (ours/copy, three rounds;
 // tools/bench/results/2026-12-03-h200-candidates-after-1.22.1/, candidate LFX, which also took
-// layer norm's 8K-16K rows to clusters: norm_tiles.cuh): at 32K columns, clusters of 8 x 256
-// threads (four blocks a multiprocessor) read 0.905-0.906 against 0.895-0.901 for 4 x 512; at
-// 16K, 4 x 256 read 0.903-0.904 against the block's 0.900-0.901. layer_norm_bwd's clusters of
-// 8 x 256 at 32K, measured in the same call, lost (ln_bwd_cluster.cuh).
+// layer norm's 8K-16K rows to clusters, norm_tiles.cuh has those figures): at 32K columns,
+// clusters of 8 x 256 threads (four blocks a multiprocessor) read 0.905-0.906 against
+// 0.895-0.901 for 4 x 512. layer_norm_bwd's clusters of 8 x 256 at 32K, measured in the same
+// call, lost (ln_bwd_cluster.cuh).
 constexpr size_t kLayerNormClusterThreads = 256;
 
 // A staged forward block's dynamic shared memory: the stage ([N][threads] units of 4 floats),
