@@ -60,8 +60,8 @@ __global__ void __launch_bounds__(1024, 1)
       for (int i = 0; i < N; ++i) {
         const size_t j = static_cast<size_t>(i * RT + lane) * V;
         if (has[i]) {
-          load_unit<V, kVec>(x, base + j, v[i]);
-          load_unit<V, kVec>(target, base + j, t[i]);
+          load_unit<V, kVec, Reads::Once>(x, base + j, v[i]);
+          load_unit<V, kVec, Reads::Once>(target, base + j, t[i]);
         }
       }
       prefetch_row_share<kVec && kPrefetchForward>(x, row + clusters, rows, cols);
@@ -124,8 +124,8 @@ __global__ void __launch_bounds__(1024, 1)
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * RT + lane) * V;
       if (j < cols) {
-        load_unit<V, kVec>(logp, base + j, lp[i]);
-        load_unit<V, kVec>(target, base + j, t[i]);
+        load_unit<V, kVec, Reads::Once>(logp, base + j, lp[i]);
+        load_unit<V, kVec, Reads::Once>(target, base + j, t[i]);
       }
     }
     prefetch_row_share<kVec && kPrefetchBackward>(logp, row + clusters, rows, cols);

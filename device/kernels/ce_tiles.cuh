@@ -39,8 +39,8 @@ __global__ void __launch_bounds__(kBlockRow ? 1024 : kBlock)
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * T + lane) * V;
       if (live && j < cols) {
-        load_unit<V, kVec>(x, base + j, v[i]);
-        load_unit<V, kVec>(target, base + j, t[i]);
+        load_unit<V, kVec, Reads::Once>(x, base + j, v[i]);
+        load_unit<V, kVec, Reads::Once>(target, base + j, t[i]);
       }
     }
     float m = -CUDART_INF_F;
@@ -106,8 +106,8 @@ __global__ void __launch_bounds__(kBlockRow ? 1024 : kBlock)
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * T + lane) * V;
       if (live && j < cols) {
-        load_unit<V, kVec>(logp, base + j, lp[i]);
-        load_unit<V, kVec>(target, base + j, t[i]);
+        load_unit<V, kVec, Reads::Once>(logp, base + j, lp[i]);
+        load_unit<V, kVec, Reads::Once>(target, base + j, t[i]);
       }
     }
     double w = 0.0;

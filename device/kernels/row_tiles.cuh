@@ -24,25 +24,46 @@ __device__ __forceinline__ float fmax_nan(float a, float b) {
   return r;
 }
 
+// How a kernel reads an input: Cached (ld.global.nc) where a line may be wanted again (a row
+// re-read from L2, a column vector read in every row, a prefetched row), Once
+// (ld.global.cs, evict-first) where every element is loaded exactly once into registers.
+// Measured on an H200 (ours/copy, two full sweeps each, against kernels 1.22.2 in one session:
+// tools/bench/results/2026-12-03-h200-1.23.0-candidates/, LDCS): with every load_unit Once, the
+// softmax family's register tiles went from 0.965-0.975 to 0.975-0.998 (forward) and its
+// backward and cross-entropy's kernels by 0.00-0.03, while the norms lost up to 0.12 (their
+// gamma is read in every row) and batch norm's backward up to 0.16; so only those kernels read
+// Once.
+enum class Reads { Cached, Once };
+
+template <Reads kReads>
+__device__ __forceinline__ float load_float(const float* p) {
+  if constexpr (kReads == Reads::Once) {
+    return __ldcs(p);
+  } else {
+    return __ldg(p);
+  }
+}
+
 // One unit of V floats starting at element i of p. kVec says the addresses are 16-byte
 // aligned; otherwise the same four elements are read one by one. A template parameter, not a
 // runtime flag: a branch per unit would keep the compiler from issuing a thread's loads
 // together, and the loads in flight per thread are what reach copy bandwidth.
-template <int V, bool kVec>
+template <int V, bool kVec, Reads kReads = Reads::Cached>
 __device__ __forceinline__ void load_unit(const float* __restrict__ p, size_t i, float (&o)[V]) {
   if constexpr (V == 4) {
     if constexpr (kVec) {
-      const float4 q = __ldg(reinterpret_cast<const float4*>(p + i));
+      const float4* q4 = reinterpret_cast<const float4*>(p + i);
+      const float4 q = kReads == Reads::Once ? __ldcs(q4) : __ldg(q4);
       o[0] = q.x;
       o[1] = q.y;
       o[2] = q.z;
       o[3] = q.w;
     } else {
 #pragma unroll
-      for (int k = 0; k < 4; ++k) o[k] = __ldg(p + i + k);
+      for (int k = 0; k < 4; ++k) o[k] = load_float<kReads>(p + i + k);
     }
   } else {
-    o[0] = __ldg(p + i);
+    o[0] = load_float<kReads>(p + i);
   }
 }
 

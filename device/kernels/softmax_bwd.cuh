@@ -42,8 +42,8 @@ __global__ void __launch_bounds__(kBlockRow ? 1024 : kBlock)
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * T + lane) * V;
       if (live && j < cols) {
-        load_unit<V, kVec>(y, base + j, a[i]);
-        load_unit<V, kVec>(dy, base + j, b[i]);
+        load_unit<V, kVec, Reads::Once>(y, base + j, a[i]);
+        load_unit<V, kVec, Reads::Once>(dy, base + j, b[i]);
       }
     }
     double s = 0.0;

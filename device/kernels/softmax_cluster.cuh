@@ -99,8 +99,8 @@ __global__ void __launch_bounds__(1024, 1)
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * RT + lane) * V;
       if (j < cols) {
-        load_unit<V, kVec>(y, base + j, a[i]);
-        load_unit<V, kVec>(dy, base + j, b[i]);
+        load_unit<V, kVec, Reads::Once>(y, base + j, a[i]);
+        load_unit<V, kVec, Reads::Once>(dy, base + j, b[i]);
       }
     }
     prefetch_row_share<kVec && kPrefetchBackward>(y, row + clusters, rows, cols);

@@ -70,7 +70,7 @@ __global__ void __launch_bounds__(kBlockRow ? 1024 : kBlock)
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const size_t j = static_cast<size_t>(i * T + lane) * V;
-      if (live && j < cols) load_unit<V, kVec>(x, base + j, v[i]);
+      if (live && j < cols) load_unit<V, kVec, Reads::Once>(x, base + j, v[i]);
     }
     // All loads are issued before the first use.
 #pragma unroll

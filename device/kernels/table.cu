@@ -108,7 +108,11 @@ const tapecheck_kernels_v1 kTable = {
     // 1.22.2: 1.22.1 with layer norm's forward on clusters of 256-thread blocks, where they were
     //        512, and its rows of 8K-16K floats on clusters, where one block held them
     //        (norm_cluster.cuh, kLayerNormClusterThreads; norm_tiles.cuh).
-    /*version=*/"1.22.2",
+    // 1.23.0: 1.22.2 with the softmax family's register tiles, its backward clusters and
+    //        cross-entropy's kernels loading their inputs evict-first (row_tiles.cuh, Reads),
+    //        and topk_mask's streamed rows of up to 32K floats prefetching their gather into L2
+    //        (topk_stream.cuh, kStreamPrefetchMaxCols).
+    /*version=*/"1.23.0",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,

@@ -25,6 +25,7 @@
 #pragma once
 
 #include "topk_select.cuh"
+#include "row_tiles.cuh"  // prefetch_l2
 
 namespace tapecheck_cuda {
 
@@ -44,6 +45,18 @@ constexpr unsigned kStreamWarps = kStreamThreads / 32;
 // store can overflow one region where the shared store of 1.17.0 held them, and takes the
 // paths below for overflowing rows.
 constexpr uint32_t kStreamRegion = kStreamCapacity / kStreamWarps;
+// Rows of 16-byte units up to this length have the gather ask L2 for the block's tile
+// kStreamPrefetchAhead iterations ahead (one bulk prefetch of T units by thread 0 an
+// iteration), so that each thread's one 16-byte load in flight mostly hits L2. The sample's
+// part of the row is in L2 already (the first pass read it). Measured on an H200 against 1.22.2
+// (ours/copy, three runs each in one session; tools/bench/results/
+// 2026-12-03-h200-1.23.0-candidates/): at 32K columns k = 8 / 64 0.891-0.901 / 0.870-0.876 ->
+// 0.922-0.928 / 0.904-0.907, at 16K k = 128 0.691-0.699 -> 0.711-0.713, k = 8 and 64 within
+// the noise; at 64K, k = 64 lost (0.877-0.882 -> 0.865-0.869), so longer rows go without.
+// Four iterations ahead read 0.907-0.912 / 0.891-0.895 at 32K and lost at 64K (k = 8 0.87);
+// adding the next row's sample at each row's start (and spilling 16 bytes) lost everywhere.
+constexpr uint32_t kStreamPrefetchMaxCols = 32768;
+constexpr uint32_t kStreamPrefetchAhead = 2;
 // Above this k the candidates would often overflow: the launcher uses the histogram kernels.
 constexpr uint32_t kStreamMaxK = kStreamCapacity / 2;
 static_assert(kStreamMaxK <= kStreamThreads * kStreamChunks, "k within the bound's reach");
@@ -199,6 +212,7 @@ __device__ __forceinline__ void stream_load_unit(const float4* x4, uint32_t u, u
 
 // The block's earlier collectives (team.max before each gather, the barrier ending each row)
 // order this pass's writes after every read of the previous candidates.
+template <bool kPrefetch>
 __device__ bool stream_gather(const float* xr, uint32_t cols, uint32_t low, StreamScratch& sh,
                               uint32_t& found, uint32_t& mine_max) {
   const uint32_t T = blockDim.x;
@@ -216,6 +230,16 @@ __device__ bool stream_gather(const float* xr, uint32_t cols, uint32_t low, Stre
     const uint32_t units = cols / 4;
     for (uint32_t u0 = threadIdx.x - lane; u0 < units; u0 += T) {
       const uint32_t u = u0 + lane;
+      if constexpr (kPrefetch) {
+        // Thread 0 (u == u0). In units of kStreamThreads, the launch's block size, not T: a
+        // constant offset from the load's address costs no register (T did spill).
+        constexpr uint32_t kAhead = kStreamPrefetchAhead * kStreamThreads;
+        if (threadIdx.x == 0 && u + kAhead < units) {
+          const uint32_t left = units - (u + kAhead);
+          prefetch_l2(reinterpret_cast<const float*>(x4 + u + kAhead),
+                      (left < kStreamThreads ? left : kStreamThreads) * 16u);
+        }
+      }
       const bool in = u < units;
       uint32_t key[4] = {0u, 0u, 0u, 0u};
       if (in) stream_load_unit(x4, u, key);
@@ -280,6 +304,8 @@ __device__ void stream_fallback(BlockTeam& team, const float* xr, float* mr, uin
   }
 }
 
+// kPrefetch: rows of 16-byte units up to kStreamPrefetchMaxCols (the launcher decides).
+template <bool kPrefetch>
 __global__ void __launch_bounds__(kStreamThreads, kStreamBlocksPerSM)
     topk_by_stream(size_t rows, uint32_t cols, uint32_t k, const float* x, float* mask) {
   __shared__ StreamScratch sh;
@@ -307,7 +333,7 @@ __global__ void __launch_bounds__(kStreamThreads, kStreamBlocksPerSM)
         low = bound_from_maxima(team, chunk_max, sample_max, high, low, rank, true,
                                 kStreamPerThreadBoundK * rank <= T);
       }
-      held = stream_gather(xr, cols, low, sh, found, mine_max);
+      held = stream_gather<kPrefetch>(xr, cols, low, sh, found, mine_max);
       // An estimate is a bound of T only when at least k keys passed it.
       if (held && rank < k) held = team.sum((threadIdx.x & 31u) == 0u ? found : 0u) >= k;
       if (held || span == cols) break;
