@@ -24,15 +24,14 @@ __device__ __forceinline__ float fmax_nan(float a, float b) {
   return r;
 }
 
-// How a kernel reads an input: Cached (ld.global.nc) where a line may be wanted again (a row
-// re-read from L2, a column vector read in every row, a prefetched row), Once
-// (ld.global.cs, evict-first) where every element is loaded exactly once into registers.
+// How a kernel reads an input: Cached (ld.global.nc), or Once (ld.global.cs, evict-first) for
+// inputs whose every element a kernel loads exactly once into registers.
 // Measured on an H200 (ours/copy, two full sweeps each, against kernels 1.22.2 in one session:
 // tools/bench/results/2026-12-03-h200-1.23.0-candidates/, LDCS): with every load_unit Once, the
-// softmax family's register tiles went from 0.965-0.975 to 0.975-0.998 (forward) and its
-// backward and cross-entropy's kernels by 0.00-0.03, while the norms lost up to 0.12 (their
-// gamma is read in every row) and batch norm's backward up to 0.16; so only those kernels read
-// Once.
+// softmax family's forward tiles went from 0.963-0.975 to 0.975-0.998, its backward and
+// cross-entropy's kernels gained 0.00-0.03, while layer norm's backward lost up to 0.10 and
+// batch norm's up to 0.16 (not profiled; the norms read gamma in every row, and a line loaded
+// evict-first is the first L2 gives up); so only the kernels that gained read Once.
 enum class Reads { Cached, Once };
 
 template <Reads kReads>
