@@ -54,7 +54,8 @@ constexpr uint32_t kStreamRegion = kStreamCapacity / kStreamWarps;
 // 0.922-0.928 / 0.904-0.907, at 16K k = 128 0.691-0.699 -> 0.711-0.713, k = 8 and 64 within
 // the noise; at 64K, k = 64 lost (0.877-0.882 -> 0.865-0.869), so longer rows go without.
 // Four iterations ahead read 0.907-0.912 / 0.891-0.895 at 32K and lost at 64K (k = 8 0.87);
-// adding the next row's sample at each row's start (and spilling 16 bytes) lost everywhere.
+// adding the next row's sample at each row's start (and spilling 16 bytes) lost at 32K and
+// 64K and at 16K, k = 128.
 constexpr uint32_t kStreamPrefetchMaxCols = 32768;
 constexpr uint32_t kStreamPrefetchAhead = 2;
 // Above this k the candidates would often overflow: the launcher uses the histogram kernels.
