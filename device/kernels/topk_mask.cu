@@ -271,7 +271,7 @@ int topk_mask(void* stream, uint32_t rows, uint32_t cols, uint32_t k, const floa
   // Ahead of the stream, which it beats at 16384 columns (topk_warp_groups.cu).
   if (topk_warp_group_plan(s, rows, cols, k, x, mask, status)) return status;
   if (cols >= kStreamMinCols && k <= kStreamMaxK) {
-    if (cols <= kStreamPrefetchMaxCols && cols % 4 == 0 && aligned16(x)) {
+    if (cols <= kStreamPrefetchMaxCols) {  // the kernel prefetches only on 16-byte rows
       topk_by_stream<true><<<grid_for(rows, 1), kStreamThreads, 0, s>>>(rows, cols, k, x, mask);
     } else {
       topk_by_stream<false><<<grid_for(rows, 1), kStreamThreads, 0, s>>>(rows, cols, k, x, mask);

@@ -305,7 +305,8 @@ __device__ void stream_fallback(BlockTeam& team, const float* xr, float* mr, uin
   }
 }
 
-// kPrefetch: rows of 16-byte units up to kStreamPrefetchMaxCols (the launcher decides).
+// kPrefetch: rows up to kStreamPrefetchMaxCols (the launcher decides); it acts only in the
+// gather's 16-byte path.
 template <bool kPrefetch>
 __global__ void __launch_bounds__(kStreamThreads, kStreamBlocksPerSM)
     topk_by_stream(size_t rows, uint32_t cols, uint32_t k, const float* x, float* mask) {
