@@ -112,7 +112,10 @@ const tapecheck_kernels_v1 kTable = {
     //        cross-entropy's kernels loading their inputs evict-first (row_tiles.cuh, Reads),
     //        and topk_mask's streamed rows of up to 32K floats prefetching their gather into L2
     //        (topk_stream.cuh, kStreamPrefetchMaxCols).
-    /*version=*/"1.23.0",
+    // 1.24.0: 1.23.0 with topk_mask's lane teams of up to 16 keys a lane (rows of up to 512
+    //        columns) searching by interpolation for k > 16 and wherever they counted every key
+    //        (topk_interpolate.cuh); the 512-column warps no longer pack candidates.
+    /*version=*/"1.24.0",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,

@@ -50,9 +50,9 @@ __global__ void __launch_bounds__(kThreads)
   LaneTeam<G, (VPT >= 64)> team;
   const unsigned group = threadIdx.x / G;
   constexpr size_t kRowsPerBlock = kThreads / G;
-  // A whole warp packs the candidates of large k in shared memory (topk_select.cuh): by the
-  // chunks' bound at 32 keys a lane or more, by search_until_fit at 16.
-  constexpr bool kPacks = G == 32 && VPT >= 16;
+  // A whole warp of 32 keys a lane or more packs the candidates of large k in shared memory by
+  // the chunks' bound (topk_select.cuh).
+  constexpr bool kPacks = G == 32 && VPT > 16;
   __shared__ uint32_t candidates[kPacks ? kThreads / 32 : 1][kSharedSlots * 32];
   uint32_t* const store = kPacks ? candidates[threadIdx.x / 32] : nullptr;
   // Uniform over the block, so every lane of a warp takes the same trips.

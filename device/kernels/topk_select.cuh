@@ -15,9 +15,13 @@
 //     beaten only by keys >= t, fewer than k of them), whatever T's remaining bits are. On rows
 //     without a tie at T this ends the search a few bits after the keys at rank k and k + 1
 //     part.
+// Lane teams of up to 16 keys a member search by interpolation instead for k > 16, and
+// wherever their search would count every key (topk_interpolate.cuh, topk_row), with the same
+// early end.
 // Keys are integers, so every count is exact and the result does not depend on any order.
 #pragma once
 
+#include "topk_interpolate.cuh"
 #include "topk_key.cuh"
 #include "topk_teams.cuh"
 
@@ -141,43 +145,6 @@ __device__ bool gather_shared(Team& team, const uint32_t (&key)[VPT], uint32_t l
                          cand);
 }
 
-// The first steps of the search for T on every key, for a team that packs candidates but has no
-// bound to gather them by: t rises as in search_down (cands above `high` refused uncounted)
-// until exactly k keys are >= t (`done`) or at most `cap` are (`fits`: the keys >= t can then be
-// packed, and the search goes on over them alone). Returns t and the bit to go on from; `mine`
-// is this member's count of keys >= t when `fits`.
-//
-// Why not the maxima's bound (bound_from_maxima): finding it is a search of its own. Packed
-// candidates need the bound to the last bit, and at 512 columns, k = 64 that search cost more
-// than it saved (tools/bench/results/2026-12-02-h200-1.18.0-candidates/, TB). Here the counts of
-// t's first accepted bits are the bound: on most data a few steps of the sign, the exponent and
-// the leading mantissa bits leave fewer than 4 keys a lane, and the cands above the row's largest
-// key, which the exponent's leading bits mostly are, cost nothing. Measured on an H200 (ours/copy,
-// two runs each against 1.18.0 in one session), 512 columns at k = 64 went from 0.799-0.800 to
-// 0.880-0.881 and at k = 128 from 0.714-0.715 to 0.790; ncu at k = 64 counted 473M instructions
-// against 507M (tools/bench/results/2026-12-02-h200-1.19.0-candidates/).
-template <int VPT, class Team>
-__device__ SearchStart search_until_fit(Team& team, SearchStart start, const uint32_t (&key)[VPT],
-                                        uint32_t high, uint32_t k, uint32_t cap, bool& done,
-                                        bool& fits, uint32_t& mine) {
-  uint32_t t = start.t;
-  int b = team.uniform_bit(start.bit);
-  for (; b >= 0; --b) {
-    if (team.all(done || fits)) break;
-    const uint32_t cand = t | (1u << b);
-    if (cand > high) continue;
-    const uint32_t mine_at_cand = count_keys_at_least<Team::kCarryCount>(key, cand);
-    const uint32_t n = team.sum(mine_at_cand);
-    if (!done && n >= k) {
-      t = cand;
-      done = n == k;
-      fits = n <= cap;
-      mine = mine_at_cand;
-    }
-  }
-  return SearchStart{t, b};
-}
-
 // Writes the mask of one row, given t and `done` from a search: with `done`, exactly k keys are
 // >= t; without it, t == T (the k-th largest key). key[i] is entry member + i * team.size (0
 // past the row's end); `live` is false for a team without a row (it still joins the
@@ -263,7 +230,8 @@ __device__ void topk_row(Team& team, const uint32_t (&key)[VPT], uint32_t cols, 
   uint32_t low = team.min(mine_min);
   if (!live) low = 0u;
   const bool bounded = bound_allowed && k <= team.size * kChunks;  // uniform over the team
-  // Not for up to 16 keys a member: packing by the chunks' bound lost there (search_until_fit).
+  // Not for up to 16 keys a member: packing by the chunks' bound lost there (1.18.0's
+  // candidates, TB, in tools/bench/results/2026-12-02-h200-1.18.0-candidates/).
   const bool shared = Team::kPacksCandidates && VPT > 16 && bounded && store != nullptr &&
                       (k > kRegisterCandidatesMaxK || Team::kPacksEveryK);
   // Registers hold kCandidates keys a member, so a tighter bound would rarely gather them all
@@ -273,33 +241,24 @@ __device__ void topk_row(Team& team, const uint32_t (&key)[VPT], uint32_t cols, 
   const bool per_member = !shared && k <= team.size;
   // At least k keys pass the bound, so registers of kCandidates a member hold them only for
   // k < kCandidates * team.size: beyond (k = 64 at 512 columns), the bound serves the search's
-  // start alone, which needs only its bits down to where it parts from the row's maximum.
+  // start alone, which needs only its bits down to where it parts from the row's maximum (block
+  // rows; lane teams interpolate there instead, below).
   // (ncu of 1.12.0 at 512 columns, k = 64: 16.2 steps of the bound's search a row, 7.8 of the
   // search over the keys, and the gather always overflowing.)
   // Only for up to 16 keys a member (lane groups, the 512-column warps, block rows): the
   // packing warps and groups keep their code as it was (with this check too, 1K columns at
   // k = 64 lost 0.03 of copy bandwidth).
   const bool register_gather = !shared && (VPT > 16 || k < kCandidates * team.size);
-  // Beyond that k, whole warps of up to 16 keys a lane given a store (the 512-column warps)
-  // search every key only until the keys >= t fit the store, then the packed keys alone
-  // (search_until_fit), with no bound.
-  if constexpr (Team::kPacksCandidates && VPT <= 16) {
-    if (store != nullptr && !register_gather) {
-      bool done = !live, fits = false;
-      uint32_t mine = 0;
-      const SearchStart at = search_until_fit(team, common_prefix(low, high), key, high, k,
-                                              kSharedSlots * team.size, done, fits, mine);
-      uint32_t packed[kSharedSlots];
-      uint32_t t;
-      if (fits && !done && pack_candidates(team, key, at.t, mine, store, packed)) {
-        // Every cand from here on is above at.t, so the packed keys count exactly.
-        t = search_down(
-            team, at, k, done, [&](uint32_t c) { return team.count_at_least(packed, c); }, 0u,
-            false, high);
-      } else {  // done, or every bit tried (t == T): no step runs (a failed pack would go on)
-        t = search_down(team, at, k, done, [&](uint32_t c) { return team.count_at_least(key, c); },
-                        0u, false, high);
-      }
+  // Lane teams of up to 16 keys a member (lane groups, the 512-column warps) search by
+  // interpolation (topk_interpolate.cuh) for k > kRegisterCandidatesMaxK, and wherever they would
+  // count every key at each step (no bound, or one whose candidates their registers cannot
+  // hold): its steps, about 4-6 a row on data in random order whatever k is, count every key,
+  // where the bit search's 12-16 did, or the maxima's bound took a search of its own.
+  if constexpr (Team::kInterpolates && VPT <= 16) {
+    if (k > kRegisterCandidatesMaxK || !(bounded && register_gather)) {
+      bool done = !live;
+      const uint32_t t = search_interpolating(team, low, high, cols, k, done,
+                                              [&](uint32_t c) { return team.count_at_least(key, c); });
       write_row_mask(team, key, cols, k, t, done, live, mask_row);
       return;
     }

@@ -36,6 +36,9 @@ struct LaneTeam {
   // for k > kRegisterCandidatesMaxK (topk_select.cuh).
   static constexpr bool kPacksCandidates = kWholeWarp;
   static constexpr bool kPacksEveryK = false;
+  // topk_row may search T by interpolation (topk_interpolate.cuh) where this team would count
+  // every key at each step: up to 16 keys a lane.
+  static constexpr bool kInterpolates = true;
   unsigned member;  // this lane's index in its group
   uint32_t bits;    // the group's lanes within the warp
   uint32_t below;   // the group's lanes below this one
@@ -130,6 +133,7 @@ struct BlockTeam {
   static constexpr bool kPacksCandidates = false;
   static constexpr bool kPacksEveryK = false;
   static constexpr bool kCarryCount = false;
+  static constexpr bool kInterpolates = false;
   BlockTeamScratch* s;
   unsigned size, member, lane, warp, warps;
   unsigned phase = 0;
@@ -200,6 +204,7 @@ struct WarpGroupTeam {
   // whose search then counts all of its keys.
   static constexpr bool kPacksCandidates = true;
   static constexpr bool kPacksEveryK = true;
+  static constexpr bool kInterpolates = false;
   static constexpr unsigned size = 32 * kWarps;
   WarpGroupScratch<kWarps>* s;
   unsigned barrier;  // the group's named barrier, 1-15 (0 is __syncthreads')

@@ -2,11 +2,12 @@
 // iff fewer than k entries of its row beat it, where a beats b when a > b, or when they are equal
 // (-0 == +0, NaN == NaN, NaN below every number) and a has the lower index.
 //
-// The kernels select by searching bit by bit for the k-th largest value, with shortcuts that
-// hold only for some data (a bound from per-thread maxima, an early stop when exactly k entries
-// pass): so the data here are chosen to defeat them as well as to meet them: ties at the
-// boundary, all-equal and all-NaN rows, sorted rows, signed zeros and infinities, over every
-// launch plan's range of widths and values of k on both sides of the threads per row.
+// The kernels select by searching for the k-th largest value, bit by bit or by interpolation,
+// with shortcuts that hold only for some data (a bound from per-thread maxima, an early stop
+// when exactly k entries pass): so the data here are chosen to defeat them as well as to meet
+// them: ties at the boundary, all-equal and all-NaN rows, sorted rows, signed zeros and
+// infinities, magnitudes spread over every exponent, over every launch plan's range of widths
+// and values of k on both sides of the threads per row.
 #include <catch2/catch.hpp>
 
 #include "gpu_support.h"
@@ -82,6 +83,13 @@ const std::vector<Pattern>& patterns() {
        }},
       {"narrow range (shared leading bits)", [](std::mt19937& g, std::size_t, std::uint32_t, std::uint32_t) {
          return 1000.0f + std::uniform_int_distribution<int>(0, 1 << 12)(g) * (1.0f / 64);
+       }},
+      // Values spread evenly over exponents, where interpolating in value (topk_interpolate.cuh)
+      // guesses far off and the search falls back to bisecting.
+      {"log-uniform magnitudes, both signs", [](std::mt19937& g, std::size_t, std::uint32_t, std::uint32_t) {
+         const float m = std::ldexp(std::uniform_real_distribution<float>(1.f, 2.f)(g),
+                                    std::uniform_int_distribution<int>(-120, 120)(g));
+         return std::uniform_int_distribution<int>(0, 1)(g) == 0 ? m : -m;
        }},
   };
   return p;
@@ -262,13 +270,14 @@ TEST_CASE("On a GPU, topk_mask stays exact when one warp's tiles hold a streamed
   }
 }
 
-// The warps of 481-512 columns (16 keys a lane), for k >= 64, search every key until at most 128
-// of them (4 a lane) are at or above the search's t, then pack those into shared memory and go
-// on over them alone (topk_select.cuh, search_until_fit). Each row here has c large entries
-// above uniform(-4, 4), c around that capacity (127, 128, 129) and around k: all equal (ties at
-// T among the packed keys, ranked by index), distinct but sharing their leading bits (a long
-// search over the packed keys), or all in one lane's columns (one lane holding 16 of them).
-TEST_CASE("On a GPU, topk_mask stays exact when a 512-column warp packs about as many candidates as its store holds", "[gpu]") {
+// The warps of 481-512 columns (16 keys a lane), for k >= 64, search by interpolation
+// (topk_interpolate.cuh); up to kernels 1.23.0 they searched every key until at most 128 (4 a
+// lane) were at or above the search's t, then packed those into shared memory. Each row here
+// has c large entries above uniform(-4, 4), c around k and around that old capacity (127, 128,
+// 129): all equal (ties at T, ranked by index), distinct but sharing their leading bits (a long
+// search, whose guesses from the row's smallest and largest values land far off), or all in one
+// lane's columns (one lane holding 16 of them).
+TEST_CASE("On a GPU, topk_mask stays exact when a 512-column row has about k large entries far above the rest", "[gpu]") {
   auto kernels = cudaKernelsOrSkip();
   if (!kernels) return;
   const tapecheck_kernels_v1& table = *kernels->table;
