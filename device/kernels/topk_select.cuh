@@ -252,7 +252,7 @@ __device__ void topk_row(Team& team, const uint32_t (&key)[VPT], uint32_t cols, 
   // Lane teams of up to 16 keys a member (lane groups, the 512-column warps) search by
   // interpolation (topk_interpolate.cuh) for k > kRegisterCandidatesMaxK, and wherever they would
   // count every key at each step (no bound, or one whose candidates their registers cannot
-  // hold): its steps, about 4-6 a row on data in random order whatever k is, count every key,
+  // hold): its steps, about 4-6 a warp on data in random order whatever k is, count every key,
   // where the bit search's 12-16 did, or the maxima's bound took a search of its own.
   if constexpr (Team::kInterpolates && VPT <= 16) {
     if (k > kRegisterCandidatesMaxK || !(bounded && register_gather)) {

@@ -36,8 +36,8 @@ struct LaneTeam {
   // for k > kRegisterCandidatesMaxK (topk_select.cuh).
   static constexpr bool kPacksCandidates = kWholeWarp;
   static constexpr bool kPacksEveryK = false;
-  // topk_row may search T by interpolation (topk_interpolate.cuh) where this team would count
-  // every key at each step: up to 16 keys a lane.
+  // topk_row searches T by interpolation (topk_interpolate.cuh) for this team at up to 16 keys
+  // a lane (topk_row says for which k).
   static constexpr bool kInterpolates = true;
   unsigned member;  // this lane's index in its group
   uint32_t bits;    // the group's lanes within the warp
