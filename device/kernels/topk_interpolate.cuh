@@ -29,6 +29,9 @@
 
 namespace tapecheck_cuda {
 
+// Chosen by the simulation above, not measured on a GPU: with no limit the Illinois guesses took
+// 25 steps a warp on the log-uniform rows, 21 with a limit of 12 and 17 with 8; uniform rows took
+// 6.0 with 8 or none, normal rows 7.4 with 8 and 7.2 with none.
 constexpr int kInterpolatedSteps = 8;
 
 // The value a key stands for (rank_key's inverse; rank_key makes no key of -0). The keys
