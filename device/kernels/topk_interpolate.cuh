@@ -23,9 +23,21 @@
 // badly, 17 against 9.5. On the H200 (ours/copy, 1.24.0 against 1.23.0 in one session), k = 64
 // went from 0.84 to 0.94-0.95 at 128 columns and from 0.88-0.89 to 0.95-0.96 at 512
 // (device/kernels/README.md has the table).
+//
+// This header is plain C++ as well (no CUDA header): the host tests run the same search against
+// counts made by brute force (device/tests/topk_interpolate_tests.cpp), so CI checks it without
+// a GPU.
 #pragma once
 
-#include "topk_key.cuh"
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#ifdef __CUDACC__
+#define TAPECHECK_TOPK_HD __host__ __device__ __forceinline__
+#else
+#define TAPECHECK_TOPK_HD inline
+#endif
 
 namespace tapecheck_cuda {
 
@@ -34,16 +46,45 @@ namespace tapecheck_cuda {
 // 6.0 with 8 or none, normal rows 7.4 with 8 and 7.2 with none.
 constexpr int kInterpolatedSteps = 8;
 
+TAPECHECK_TOPK_HD float float_from_bits(uint32_t u) {
+#ifdef __CUDA_ARCH__
+  return __uint_as_float(u);
+#else
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+#endif
+}
+
+TAPECHECK_TOPK_HD uint32_t bits_of_float(float f) {
+#ifdef __CUDA_ARCH__
+  return __float_as_uint(f);
+#else
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+#endif
+}
+
+// a / b for the guesses, which may be approximate: the device's fast division.
+TAPECHECK_TOPK_HD float approximate_quotient(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fdividef(a, b);
+#else
+  return a / b;
+#endif
+}
+
 // The value a key stands for (rank_key's inverse; rank_key makes no key of -0). The keys
 // rank_key never makes below -inf's (0 for NaN, 1..0x007ffffe) give NaN.
-__device__ __forceinline__ float key_value(uint32_t key) {
-  return __uint_as_float(key ^ (~static_cast<uint32_t>(static_cast<int32_t>(key) >> 31) | 0x80000000u));
+TAPECHECK_TOPK_HD float key_value(uint32_t key) {
+  return float_from_bits(key ^ (~static_cast<uint32_t>(static_cast<int32_t>(key) >> 31) | 0x80000000u));
 }
 
 // rank_key for a finite value, without its NaN and -0 cases: -0 gives 0x7fffffff, which lies
 // between every negative key and +0's, so it is still a threshold in the right place.
-__device__ __forceinline__ uint32_t value_key(float v) {
-  const uint32_t u = __float_as_uint(v);
+TAPECHECK_TOPK_HD uint32_t value_key(float v) {
+  const uint32_t u = bits_of_float(v);
   return u ^ (static_cast<uint32_t>(static_cast<int32_t>(u) >> 31) | 0x80000000u);
 }
 
@@ -51,8 +92,9 @@ __device__ __forceinline__ uint32_t value_key(float v) {
 // row's length). count_at_least(c): the team's count of keys >= c, a collective. Returns lo, with
 // `done` as search_down sets it: done, exactly k keys are >= lo; otherwise lo == T.
 template <class Team, class CountAtLeast>
-__device__ uint32_t search_interpolating(Team& team, uint32_t low, uint32_t high, uint32_t n_low,
-                                         uint32_t k, bool& done, CountAtLeast count_at_least) {
+TAPECHECK_TOPK_HD uint32_t search_interpolating(Team& team, uint32_t low, uint32_t high,
+                                                uint32_t n_low, uint32_t k, bool& done,
+                                                CountAtLeast count_at_least) {
   // high <= 0xff800000 (+inf's key), so hi does not overflow.
   uint32_t lo = low, hi = high + 1u;
   float n_lo = static_cast<float>(n_low), n_hi = 0.0f;
@@ -65,10 +107,12 @@ __device__ uint32_t search_interpolating(Team& team, uint32_t low, uint32_t high
     if (team.all(ended)) break;
     // n_lo > n_hi while the bracket is open; a guess that is not finite (NaN ends, a zero
     // difference of counts) bisects instead.
-    const float guess = fmaf(v_hi - v_lo, __fdividef(n_lo - kf, n_lo - n_hi), v_lo);
+    const float guess = std::fma(v_hi - v_lo, approximate_quotient(n_lo - kf, n_lo - n_hi), v_lo);
     uint32_t c = lo + ((hi - lo) >> 1);
-    if (step < kInterpolatedSteps && fabsf(guess) <= 3.402823466e38f) c = value_key(guess);
-    c = ::min(::max(c, lo + 1u), hi - 1u);  // strictly inside an open bracket
+    if (step < kInterpolatedSteps && std::fabs(guess) <= 3.402823466e38f) c = value_key(guess);
+    // Strictly inside an open bracket.
+    if (c < lo + 1u) c = lo + 1u;
+    if (c > hi - 1u) c = hi - 1u;
     const uint32_t n = count_at_least(c);   // every thread joins, ended or not
     if (ended) continue;
     if (n >= k) {
