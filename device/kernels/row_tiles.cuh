@@ -34,8 +34,9 @@ __device__ __forceinline__ float fmax_nan(float a, float b) {
 // evict-first is the first L2 gives up); so only the kernels that gained read Once.
 enum class Reads { Cached, Once };
 
-template <Reads kReads>
-__device__ __forceinline__ float load_float(const float* p) {
+// One float or float4 read as kReads says.
+template <Reads kReads, class T>
+__device__ __forceinline__ T load_as(const T* p) {
   if constexpr (kReads == Reads::Once) {
     return __ldcs(p);
   } else {
@@ -51,18 +52,17 @@ template <int V, bool kVec, Reads kReads = Reads::Cached>
 __device__ __forceinline__ void load_unit(const float* __restrict__ p, size_t i, float (&o)[V]) {
   if constexpr (V == 4) {
     if constexpr (kVec) {
-      const float4* q4 = reinterpret_cast<const float4*>(p + i);
-      const float4 q = kReads == Reads::Once ? __ldcs(q4) : __ldg(q4);
+      const float4 q = load_as<kReads>(reinterpret_cast<const float4*>(p + i));
       o[0] = q.x;
       o[1] = q.y;
       o[2] = q.z;
       o[3] = q.w;
     } else {
 #pragma unroll
-      for (int k = 0; k < 4; ++k) o[k] = load_float<kReads>(p + i + k);
+      for (int k = 0; k < 4; ++k) o[k] = load_as<kReads>(p + i + k);
     }
   } else {
-    o[0] = load_float<kReads>(p + i);
+    o[0] = load_as<kReads>(p + i);
   }
 }
 

@@ -46,24 +46,13 @@ namespace tapecheck_cuda {
 // 6.0 with 8 or none, normal rows 7.4 with 8 and 7.2 with none.
 constexpr int kInterpolatedSteps = 8;
 
-TAPECHECK_TOPK_HD float float_from_bits(uint32_t u) {
-#ifdef __CUDA_ARCH__
-  return __uint_as_float(u);
-#else
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-#endif
-}
-
-TAPECHECK_TOPK_HD uint32_t bits_of_float(float f) {
-#ifdef __CUDA_ARCH__
-  return __float_as_uint(f);
-#else
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-#endif
+// The bits of one 32-bit type as another (memcpy, which the device compiles to a move).
+template <class To, class From>
+TAPECHECK_TOPK_HD To bits_as(From from) {
+  static_assert(sizeof(To) == sizeof(From), "same size");
+  To to;
+  std::memcpy(&to, &from, sizeof to);
+  return to;
 }
 
 // a / b for the guesses, which may be approximate: the device's fast division.
@@ -78,13 +67,13 @@ TAPECHECK_TOPK_HD float approximate_quotient(float a, float b) {
 // The value a key stands for (rank_key's inverse; rank_key makes no key of -0). The keys
 // rank_key never makes below -inf's (0 for NaN, 1..0x007ffffe) give NaN.
 TAPECHECK_TOPK_HD float key_value(uint32_t key) {
-  return float_from_bits(key ^ (~static_cast<uint32_t>(static_cast<int32_t>(key) >> 31) | 0x80000000u));
+  return bits_as<float>(key ^ (~static_cast<uint32_t>(static_cast<int32_t>(key) >> 31) | 0x80000000u));
 }
 
 // rank_key for a finite value, without its NaN and -0 cases: -0 gives 0x7fffffff, which lies
 // between every negative key and +0's, so it is still a threshold in the right place.
 TAPECHECK_TOPK_HD uint32_t value_key(float v) {
-  const uint32_t u = bits_of_float(v);
+  const uint32_t u = bits_as<uint32_t>(v);
   return u ^ (static_cast<uint32_t>(static_cast<int32_t>(u) >> 31) | 0x80000000u);
 }
 
