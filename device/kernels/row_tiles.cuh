@@ -201,22 +201,35 @@ struct Tile {
 constexpr size_t kTinyRowUnits = 8;
 constexpr size_t kTinyRowUnitsPerLane = 2;
 
-inline Tile plan_tile(uint32_t cols, int nmax4) {
+// The warp tiles of rows of more than kTinyRowUnits units of 4 floats: how many units a lane
+// aims for (a row of fewer takes fewer lanes) and the block size, by whether a row takes part
+// of a warp or a whole one. The default is what the norms and cross-entropy were measured
+// with; the softmax family chooses its own (softmax.cu says why).
+struct WarpTileChoice {
+  size_t lane_units;
+  unsigned part_warp_threads;
+  unsigned whole_warp_threads;
+};
+constexpr WarpTileChoice kDefaultWarpTiles{4, kBlock, kBlock};
+
+inline Tile plan_tile(uint32_t cols, int nmax4, const WarpTileChoice& w = kDefaultWarpTiles) {
   Tile t{};
   t.V = cols % 4 == 0 ? 4 : 1;
   const int nmax = t.V == 4 ? nmax4 : 2 * nmax4;
   const size_t units = ceil_div(cols, static_cast<size_t>(t.V));
   if (units <= 32 * static_cast<size_t>(nmax)) {
     // A warp or a part of one: T lanes, N units each, both powers of two. Short rows get at
-    // least 4 units a lane where they can, so that each lane has 64 bytes in flight and the
-    // cross-lane trees are short; rows of at most kTinyRowUnits float4s get
-    // kTinyRowUnitsPerLane instead (below).
+    // least 4 units a lane where they can (w.lane_units for rows of float4s), so that each
+    // lane has 64 bytes in flight and the cross-lane trees are short; rows of at most
+    // kTinyRowUnits float4s get kTinyRowUnitsPerLane instead (above).
     t.mode = Tile::Warp;
-    const size_t per_lane = t.V == 4 && units <= kTinyRowUnits ? kTinyRowUnitsPerLane : 4;
+    const bool tiny = t.V == 4 && units <= kTinyRowUnits;
+    const bool chosen = t.V == 4 && !tiny;  // the tiles w describes
+    const size_t per_lane = tiny ? kTinyRowUnitsPerLane : chosen ? w.lane_units : 4;
     const size_t want = ceil_div(units, per_lane);
     t.T = want >= 32 ? 32u : next_pow2(static_cast<unsigned>(want));
     t.N = static_cast<int>(next_pow2(static_cast<unsigned>(ceil_div(units, t.T))));
-    t.threads = kBlock;
+    t.threads = !chosen ? kBlock : t.T < 32 ? w.part_warp_threads : w.whole_warp_threads;
   } else if (units <= 1024 * static_cast<size_t>(nmax)) {
     // One block per row, as many whole warps as the row needs at nmax units a thread.
     t.mode = Tile::Block;

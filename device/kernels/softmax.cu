@@ -20,6 +20,20 @@ namespace {
 constexpr int kFwdUnits = 8;
 constexpr int kBwdUnits = 4;
 
+// Warp tiles (row_tiles.cuh, WarpTileChoice): 2 units of 4 floats a lane where the default
+// aims for 4 (at 128 columns 16 lanes of 2 units, not 8 of 4), in blocks of 128 threads, not
+// 256; the forward pass keeps 256 where a row takes a whole warp. Since kernels 1.25.0.
+// Measured on an H200 against 1.24.0 in one call (ours/copy, three rounds;
+// tools/bench/results/2026-12-03-h200-1.25.0-candidates/, L2T128): at 128 columns softmax's
+// forward went from 0.973-0.975 to 0.998-1.001, log-softmax's from 0.973-0.977 to
+// 0.996-1.008 (ours over PyTorch's own operators, in the same runs: 0.976-0.984 before,
+// 0.998-1.009 after), log-softmax's backward from 0.991-1.000 to 1.022-1.024, and at 512 columns
+// from 0.998-1.008 to 1.019-1.022; softmax's backward moved by less than 0.01. Either change
+// alone gained less at 128 columns, and the forward pass at 512 in blocks of 128 read
+// 0.966-0.979 against 0.979-0.982.
+constexpr WarpTileChoice kFwdWarpTiles{2, 128, kBlock};
+constexpr WarpTileChoice kBwdWarpTiles{2, 128, 128};
+
 template <bool kLog>
 struct FwdLaunch {
   const Tile& t;
@@ -68,7 +82,7 @@ struct BwdLaunch {
 template <bool kLog>
 int softmax_forward(void* stream, uint32_t rows, uint32_t cols, const float* x, float* y) {
   const cudaStream_t s = as_stream(stream);
-  const Tile t = plan_tile(cols, kFwdUnits);
+  const Tile t = plan_tile(cols, kFwdUnits, kFwdWarpTiles);
   const bool vec = t.V == 4 && aligned16(x) && aligned16(y);
   // Rows of more than 512 threads' registers, up to 8 blocks': held across a cluster.
   if (t.mode != Tile::Warp && softmax_fwd_clustered<kLog, kFwdUnits>(s, rows, cols, x, y)) {
@@ -93,7 +107,7 @@ template <bool kLog>
 int softmax_backward(void* stream, uint32_t rows, uint32_t cols, const float* y, const float* dy,
                      float* dx) {
   const cudaStream_t s = as_stream(stream);
-  const Tile t = plan_tile(cols, kBwdUnits);
+  const Tile t = plan_tile(cols, kBwdUnits, kBwdWarpTiles);
   const bool vec = t.V == 4 && aligned16(y) && aligned16(dy) && aligned16(dx);
   if (t.mode != Tile::Warp && softmax_bwd_clustered<kLog, kBwdUnits>(s, rows, cols, y, dy, dx)) {
     return launch_status();
