@@ -258,6 +258,12 @@ inline bool ln_short_cluster_takes(uint32_t cols) {
 // clusters of 16, of which an H200 holds 14 at two blocks a multiprocessor, 224 of 264 block
 // slots against 240 for clusters of 8 (cudaOccupancyMaxActiveClusters, occ.txt in
 // tools/bench/results/2026-12-03-h200-1.21.0-candidates/1-N1-N1B-D2-ncu-occupancy/).
+// At 32K columns clusters of 16 x 128 threads (four blocks a multiprocessor, one wave of the 28
+// an H200 holds) read 0.829-0.840 against 0.889-0.911 for 4 x 512 (three rounds, against 1.24.0
+// in one call; tools/bench/results/2026-12-03-h200-1.25.0-candidates/, C16). A multiprocessor's
+// shared memory holds the column accumulators (16 bytes a column) of about 14K columns, so a
+// row of 32K needs at least three multiprocessors' worth of blocks a cluster, and no such
+// cluster shape fills more than 0.909 of an H200's block slots (occ16.txt there).
 inline bool plan_ln_cluster(uint32_t cols, ClusterTile& ct) {
   if (ln_short_cluster_takes(cols)) {
     ct.V = 4;

@@ -35,6 +35,10 @@ constexpr bool kLnFwdAffineShared = true;
 // clusters of 8 x 256 threads (four blocks a multiprocessor) read 0.905-0.906 against
 // 0.895-0.901 for 4 x 512. layer_norm_bwd's clusters of 8 x 256 at 32K, measured in the same
 // call, lost (ln_bwd_cluster.cuh).
+// 64K columns on 16 blocks of 256 (non-portable clusters, four blocks a multiprocessor) read
+// 0.893-0.900 against 0.899-0.905 for 8 x 512 (three rounds, against 1.24.0 in one call): an
+// H200 holds 28 such clusters, 448 of 528 block slots, against 240 of 264 for 8 x 512
+// (tools/bench/results/2026-12-03-h200-1.25.0-candidates/, C16 and occ16.txt).
 constexpr size_t kLayerNormClusterThreads = 256;
 
 // A staged forward block's dynamic shared memory: the stage ([N][threads] units of 4 floats),
