@@ -39,6 +39,10 @@ constexpr bool kLnFwdAffineShared = true;
 // 0.893-0.900 against 0.899-0.905 for 8 x 512 (three rounds, against 1.24.0 in one call): an
 // H200 holds 28 such clusters, 448 of 528 block slots, against 240 of 264 for 8 x 512
 // (tools/bench/results/2026-12-03-h200-1.25.0-candidates/, C16 and occ16.txt).
+// Clusters of 2, which fill every block slot, did not gain: on 2 blocks of up to 512 threads,
+// rows of 12K and 16K floats read 0.909-0.914 and 0.894-0.905 against 0.921-0.925 and
+// 0.902-0.903, and on 2 x 1024 rows of 32K read 0.900-0.908 against 0.892-0.904 (three rounds
+// against 1.25.0 in one call, the two candidates W16 and W32 there together).
 constexpr size_t kLayerNormClusterThreads = 256;
 
 // A staged forward block's dynamic shared memory: the stage ([N][threads] units of 4 floats),
