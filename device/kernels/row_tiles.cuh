@@ -219,9 +219,9 @@ inline Tile plan_tile(uint32_t cols, int nmax4, const WarpTileChoice& w = kDefau
   const size_t units = ceil_div(cols, static_cast<size_t>(t.V));
   if (units <= 32 * static_cast<size_t>(nmax)) {
     // A warp or a part of one: T lanes, N units each, both powers of two. Short rows get at
-    // least 4 units a lane where they can (w.lane_units for rows of float4s), so that each
-    // lane has 64 bytes in flight and the cross-lane trees are short; rows of at most
-    // kTinyRowUnits float4s get kTinyRowUnitsPerLane instead (above).
+    // least w.lane_units units a lane where they can (by default 4: 64 bytes in flight a lane
+    // and short cross-lane trees; scalar rows always 4); rows of at most kTinyRowUnits float4s
+    // get kTinyRowUnitsPerLane instead (above).
     t.mode = Tile::Warp;
     const bool tiny = t.V == 4 && units <= kTinyRowUnits;
     const bool chosen = t.V == 4 && !tiny;  // the tiles w describes

@@ -116,8 +116,8 @@ const tapecheck_kernels_v1 kTable = {
     //        columns) searching by interpolation for k > 16 and wherever they counted every key
     //        (topk_interpolate.cuh); the 512-column warps no longer pack candidates.
     // 1.25.0: 1.24.0 with the softmax family's warp tiles of float4 rows taking 2 units a lane
-    //        (not 4) in blocks of 128 threads (not 256), but the forward pass's whole-warp rows
-    //        (softmax.cu, kFwdWarpTiles / kBwdWarpTiles).
+    //        (not 4) in blocks of 128 threads (not 256; the forward pass's whole-warp rows keep
+    //        256) (softmax.cu, kFwdWarpTiles / kBwdWarpTiles).
     /*version=*/"1.25.0",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
