@@ -219,17 +219,18 @@ inline Tile plan_tile(uint32_t cols, int nmax4, const WarpTileChoice& w = kDefau
   const size_t units = ceil_div(cols, static_cast<size_t>(t.V));
   if (units <= 32 * static_cast<size_t>(nmax)) {
     // A warp or a part of one: T lanes, N units each, both powers of two. Short rows get at
-    // least w.lane_units units a lane where they can (by default 4: 64 bytes in flight a lane
-    // and short cross-lane trees; scalar rows always 4); rows of at most kTinyRowUnits float4s
-    // get kTinyRowUnitsPerLane instead (above).
+    // least c.lane_units units a lane where they can (by default 4: 64 bytes in flight a lane
+    // and short cross-lane trees); rows of at most kTinyRowUnits float4s get
+    // kTinyRowUnitsPerLane instead (above).
     t.mode = Tile::Warp;
     const bool tiny = t.V == 4 && units <= kTinyRowUnits;
-    const bool chosen = t.V == 4 && !tiny;  // the tiles w describes
-    const size_t per_lane = tiny ? kTinyRowUnitsPerLane : chosen ? w.lane_units : 4;
+    // w describes the tiles of float4 rows past the tiny ones; the others keep the default.
+    const WarpTileChoice& c = t.V == 4 && !tiny ? w : kDefaultWarpTiles;
+    const size_t per_lane = tiny ? kTinyRowUnitsPerLane : c.lane_units;
     const size_t want = ceil_div(units, per_lane);
     t.T = want >= 32 ? 32u : next_pow2(static_cast<unsigned>(want));
     t.N = static_cast<int>(next_pow2(static_cast<unsigned>(ceil_div(units, t.T))));
-    t.threads = !chosen ? kBlock : t.T < 32 ? w.part_warp_threads : w.whole_warp_threads;
+    t.threads = t.T < 32 ? c.part_warp_threads : c.whole_warp_threads;
   } else if (units <= 1024 * static_cast<size_t>(nmax)) {
     // One block per row, as many whole warps as the row needs at nmax units a thread.
     t.mode = Tile::Block;
