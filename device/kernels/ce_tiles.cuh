@@ -184,9 +184,19 @@ struct CeBwdLaunch {
   }
 };
 
+// The backward's warp tiles (row_tiles.cuh, WarpTileChoice): 2 units of 4 floats a lane, where
+// the default aims for 4, in blocks of 128 threads while a lane holds at most 2 (slices of 36-256
+// floats), of 256 past that. Since kernels 1.26.0. Measured on an H200 against 1.25.0 in one call
+// (ours/copy, three rounds in rotating order; tools/bench/results/
+// 2026-12-03-h200-1.26.0-candidates/, NWX): at n = 64 / 128 / 256, 0.898-0.900 / 0.964-0.965 /
+// 0.977-0.978 -> 0.976-0.977 / 0.991 / 0.991. The forward keeps the default: with the same choice
+// it read 0.957-0.959 / 0.957-0.958 at 128 / 256 against 0.968 / 0.983-0.984 (not profiled; its
+// loss takes a partial a block, so its blocks are also its loss's partials).
+constexpr WarpTileChoice kCeBwdWarpTiles{2, 128, kBlock};
+
 // The tile for contiguous slices of n, or Stream when the engine must take them.
-inline Tile ce_tile(uint32_t n, uint32_t inner) {
-  Tile t = plan_tile(n, kCeUnits);
+inline Tile ce_tile(uint32_t n, uint32_t inner, const WarpTileChoice& w = kDefaultWarpTiles) {
+  Tile t = plan_tile(n, kCeUnits, w);
   if (inner != 1) t.mode = Tile::Stream;
   return t;
 }

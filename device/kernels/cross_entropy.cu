@@ -164,7 +164,7 @@ int cross_entropy_bwd(void* stream, uint32_t outer, uint32_t n, uint32_t inner, 
     dtarget_only<<<grid_for(count, kBlock), kBlock, 0, s>>>(dloss, logp, dtarget, count, denom);
     return launch_status();
   }
-  const Tile t = ce_tile(n, inner);
+  const Tile t = ce_tile(n, inner, kCeBwdWarpTiles);
   if (inner == 1 && t.mode != Tile::Warp &&
       ce_bwd_clustered(s, slices, n, dloss, logp, target, dlogits, dtarget, denom)) {
     return launch_status();

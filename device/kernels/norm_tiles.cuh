@@ -358,6 +358,18 @@ constexpr int kNormFwdBlockUnits = 4;
 constexpr unsigned kNormFwdNarrowMaxThreads = 512;
 constexpr int kNormClusterFwdUnits = 4;
 constexpr bool kNormFwdUsesClusters = true;
+// The forward's warp tiles (row_tiles.cuh, WarpTileChoice): 2 units of 4 floats a lane, where
+// the default aims for 4, in blocks of 128 threads while a lane holds at most 2 (rows of 9-64
+// float4s: 36-256 columns), of 256 past that (the same tiles as before at 257-1024 columns).
+// Since kernels 1.26.0. Measured on an H200 against 1.25.0 in one call (ours/copy, three rounds
+// in rotating order; tools/bench/results/2026-12-03-h200-1.26.0-candidates/, NW): layer norm at
+// 64 / 128 / 256 columns 0.871-0.874 / 0.913-0.914 / 0.938-0.941 -> 0.925 / 0.945-0.946 /
+// 0.951-0.952, batch norm 0.857-0.860 / 0.898-0.904 / 0.924-0.927 -> 0.915-0.916 / 0.938-0.940
+// / 0.950-0.951. In the call before (NT), blocks of 128 at every width read lower at 1024
+// columns (layer norm 0.934-0.936 against 0.943 in the later rounds of 1.25.0, batch norm
+// 0.927-0.929 against 0.938-0.940), and blocks of 256 at 256 columns lower there (layer norm
+// 0.928-0.934 against 0.939-0.955).
+constexpr WarpTileChoice kNormFwdWarpTiles{2, 128, kBlock};
 // Layer norm's rows past the narrow block tile (more than 8K floats) go to the clusters too.
 // - Since kernels 1.9.4, those of one block of 1024 threads (more than 16K floats): with the
 //   mailbox exchange and the next row's prefetch (row_cluster.cuh) they ran at 0.883-0.889 of
@@ -428,7 +440,7 @@ struct NormBwdLaunch {
 template <bool kPerRow>
 bool norm_fwd_tiled(cudaStream_t s, size_t rows, uint32_t cols, float eps, const float* x,
                     const float* gamma, const float* beta, float* y, float* xhat, float* inv_std) {
-  Tile t = plan_tile(cols, kNormFwdUnits);
+  Tile t = plan_tile(cols, kNormFwdUnits, kNormFwdWarpTiles);
   bool narrow = false;  // the block tile of kNormFwdBlockUnits
   if (t.mode == Tile::Block) {
     const Tile n = plan_tile(cols, kNormFwdBlockUnits);

@@ -202,13 +202,20 @@ constexpr size_t kTinyRowUnits = 8;
 constexpr size_t kTinyRowUnitsPerLane = 2;
 
 // The warp tiles of rows of more than kTinyRowUnits units of 4 floats: how many units a lane
-// aims for (a row of fewer takes fewer lanes) and the block size, by whether a row takes part
-// of a warp or a whole one. The default is what the norms and cross-entropy were measured
-// with; the softmax family chooses its own (softmax.cu says why).
+// aims for (a row of fewer takes fewer lanes) and the block size, by whether a lane holds at
+// most that many units (every row that takes part of a warp, and whole-warp rows of up to 32 x
+// lane_units units) or more (longer rows, which a whole warp holds in more units a lane).
+// The default is what the norms' backward and cross-entropy's forward were measured with;
+// the softmax family (softmax.cu), the norms' forward (norm_tiles.cuh) and cross-entropy's
+// backward (ce_tiles.cuh) choose their own, each file says why.
+// Up to kernels 1.25.0 the block size went by whether a row took part of a warp or a whole
+// one; the choices of then mean the same under either rule but at one width: the softmax
+// family's forward at 256 columns, whose whole-warp rows of 2 units a lane now take blocks of
+// 128 threads, not 256 (softmax.cu).
 struct WarpTileChoice {
   size_t lane_units;
-  unsigned part_warp_threads;
-  unsigned whole_warp_threads;
+  unsigned aimed_threads;     // the block size where a lane holds at most lane_units units
+  unsigned longer_threads;    // where it holds more
 };
 constexpr WarpTileChoice kDefaultWarpTiles{4, kBlock, kBlock};
 
@@ -230,7 +237,7 @@ inline Tile plan_tile(uint32_t cols, int nmax4, const WarpTileChoice& w = kDefau
     const size_t want = ceil_div(units, per_lane);
     t.T = want >= 32 ? 32u : next_pow2(static_cast<unsigned>(want));
     t.N = static_cast<int>(next_pow2(static_cast<unsigned>(ceil_div(units, t.T))));
-    t.threads = t.T < 32 ? c.part_warp_threads : c.whole_warp_threads;
+    t.threads = static_cast<size_t>(t.N) <= c.lane_units ? c.aimed_threads : c.longer_threads;
   } else if (units <= 1024 * static_cast<size_t>(nmax)) {
     // One block per row, as many whole warps as the row needs at nmax units a thread.
     t.mode = Tile::Block;

@@ -118,7 +118,13 @@ const tapecheck_kernels_v1 kTable = {
     // 1.25.0: 1.24.0 with the softmax family's warp tiles of float4 rows taking 2 units a lane
     //        (not 4) in blocks of 128 threads (not 256; the forward pass's whole-warp rows keep
     //        256) (softmax.cu, kFwdWarpTiles / kBwdWarpTiles).
-    /*version=*/"1.25.0",
+    // 1.26.0: 1.25.0 with the warp tiles' block size chosen by the units a lane holds, not by
+    //        whether a row takes a whole warp (row_tiles.cuh, WarpTileChoice), so the softmax
+    //        family's forward takes blocks of 128 threads at 256 columns; and with the norms'
+    //        forward and cross-entropy's backward on warp tiles of 2 units a lane in blocks of
+    //        128 threads up to 256 columns (norm_tiles.cuh, kNormFwdWarpTiles; ce_tiles.cuh,
+    //        kCeBwdWarpTiles).
+    /*version=*/"1.26.0",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,
