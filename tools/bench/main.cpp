@@ -1,5 +1,6 @@
 // tapecheck-bench: effective bandwidth of the `cuda` and `aten` kernel tables on a CUDA device,
-// next to a device-to-device copy of the same number of bytes (README.md in this folder).
+// next to a device-to-device copy of the same number of bytes and a streaming kernel of the
+// op's read/write mix (README.md in this folder).
 //
 // Exit status: 0 = benchmarked; 2 = usage error, no GPU, or a kernel / CUDA failure (the reason
 // on stderr, no JSON written).
@@ -33,6 +34,7 @@
 #include "fill.h"
 #include "native_aten.h"
 #include "ops.h"
+#include "stream_mix.h"
 #include "tapecheck/device/kernel_table.h"
 #include "tapecheck/result.h"
 
@@ -47,8 +49,9 @@ const char* kUsage =
     "                       [--repeats N] [--warmup N] [--json FILE] [--quick]\n"
     "\n"
     "Times every kernel ABI entry point of the `cuda` table and the `aten` table on the first\n"
-    "CUDA device, PyTorch's own operator for it (\"native\"), and a cudaMemcpyAsync moving the\n"
-    "same bytes; prints effective GB/s.\n"
+    "CUDA device, PyTorch's own operator for it (\"native\"), a cudaMemcpyAsync moving the\n"
+    "same bytes, and a streaming kernel reading and writing as many floats an element as the\n"
+    "op (\"mix\"); prints effective GB/s.\n"
     "\n"
     "  --ops LIST       entry points or families, comma-separated (default all): softmax_fwd,\n"
     "                   softmax_bwd, log_softmax_fwd, log_softmax_bwd, topk_mask, layer_norm_fwd,\n"
@@ -277,6 +280,7 @@ struct Row {
   const OpInfo* op;
   Shape shape;
   std::optional<double> ours, aten, copy;  // GB/s
+  std::optional<double> mix;               // GB/s of the op's read/write mix (stream_mix.h)
   std::optional<double> native;            // GB/s of ATen's own operator (native_aten.h)
   std::string nativeWhat;                  // which operator that is
 };
@@ -290,6 +294,12 @@ nlohmann::json orNull(const std::optional<double>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
+// "2 read : 1 written", for messages.
+std::string mixName(const OpInfo& op) {
+  return std::to_string(op.floatsRead) + " read : " + std::to_string(op.floatsWritten) +
+         " written";
+}
+
 std::string cell(const std::optional<double>& v, const char* format) {
   if (!v) return "-";
   char buf[32];
@@ -298,18 +308,20 @@ std::string cell(const std::optional<double>& v, const char* format) {
 }
 
 void printHeader() {
-  std::printf("%-18s %6s %10s %3s %10s %10s %10s %10s %9s %9s %11s\n", "op", "cols", "rows", "k",
-              "ours GB/s", "aten GB/s", "native GB/s", "copy GB/s", "ours/copy", "ours/aten",
-              "ours/native");
+  std::printf("%-18s %6s %10s %3s %10s %10s %10s %10s %10s %9s %9s %9s %11s\n", "op", "cols",
+              "rows", "k", "ours GB/s", "aten GB/s", "native GB/s", "copy GB/s", "mix GB/s",
+              "ours/copy", "ours/mix", "ours/aten", "ours/native");
   std::fflush(stdout);
 }
 
 void printRow(const Row& r) {
   const std::string k = r.op->takesK ? std::to_string(r.shape.k) : "-";
-  std::printf("%-18s %6u %10u %3s %10s %10s %11s %10s %9s %9s %11s\n", r.op->name, r.shape.cols,
-              r.shape.rows, k.c_str(), cell(r.ours, "%.1f").c_str(),
+  std::printf("%-18s %6u %10u %3s %10s %10s %11s %10s %10s %9s %9s %9s %11s\n", r.op->name,
+              r.shape.cols, r.shape.rows, k.c_str(), cell(r.ours, "%.1f").c_str(),
               cell(r.aten, "%.1f").c_str(), cell(r.native, "%.1f").c_str(),
-              cell(r.copy, "%.1f").c_str(), cell(ratio(r.ours, r.copy), "%.3f").c_str(),
+              cell(r.copy, "%.1f").c_str(), cell(r.mix, "%.1f").c_str(),
+              cell(ratio(r.ours, r.copy), "%.3f").c_str(),
+              cell(ratio(r.ours, r.mix), "%.3f").c_str(),
               cell(ratio(r.ours, r.aten), "%.3f").c_str(),
               cell(ratio(r.ours, r.native), "%.3f").c_str());
   std::fflush(stdout);
@@ -330,6 +342,9 @@ nlohmann::json rowJson(const Row& r) {
   j["aten_native_op"] = r.nativeWhat.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.nativeWhat);
   j["gbps_aten_native"] = orNull(r.native);
   j["ours_over_aten_native"] = orNull(ratio(r.ours, r.native));
+  // Added with kernels 1.26.0's results: the streaming kernel of the op's read/write mix.
+  j["gbps_stream_mix"] = orNull(r.mix);
+  j["ours_over_stream_mix"] = orNull(ratio(r.ours, r.mix));
   return j;
 }
 
@@ -472,6 +487,7 @@ int run(const Options& o) {
   const Timer timer{stream, start.get(), stop.get(), o.warmup, o.repeats};
 
   std::map<std::uint64_t, double> copyGbpsByBytes;  // the copy depends only on the byte count
+  std::map<std::pair<unsigned, unsigned>, double> mixGbps;  // by (floats read, floats written)
   std::vector<Row> rows;
   printHeader();
   for (const OpInfo* op : o.ops) {
@@ -495,8 +511,9 @@ int run(const Options& o) {
             !st)
           return fail(st.message());
 
-        const std::uint64_t bytes = std::uint64_t{op->bytesPerElement} * shape.elements();
-        Row row{op, shape, std::nullopt, std::nullopt, std::nullopt, std::nullopt, {}};
+        const std::uint64_t bytes = std::uint64_t{op->bytesPerElement()} * shape.elements();
+        Row row{op,           shape,        std::nullopt, std::nullopt,
+                std::nullopt, std::nullopt, std::nullopt, {}};
         for (const LoadedTable* t : {&ours, &aten}) {
           if (!t->table) continue;
           const tapecheck_kernels_v1& table = *t->table->table;
@@ -547,6 +564,26 @@ int run(const Options& o) {
           cached = copyGbpsByBytes.emplace(bytes, gbps(bytes, ms.value())).first;
         }
         row.copy = cached->second;
+
+        // The mix depends only on its reads, writes and the element count (every shape of a
+        // run has o.elements): inputs in big[0..reads), outputs after them.
+        const auto mixKey = std::make_pair(op->floatsRead, op->floatsWritten);
+        auto mixed = mixGbps.find(mixKey);
+        if (mixed == mixGbps.end()) {
+          if (op->floatsRead > kMaxMixReads || op->floatsWritten > kMaxMixWrites)
+            return fail("no stream kernel for " + mixName(*op));
+          const unsigned r = op->floatsRead;
+          const float* in[kMaxMixReads] = {buffers.big[0], buffers.big[1]};
+          float* out[kMaxMixWrites] = {buffers.big[r], buffers.big[r + 1]};
+          const std::size_t count = shape.elements();
+          auto ms = timer.medianMs([&]() -> Status {
+            return cudaCheck(launchStreamMix(stream, in, r, out, op->floatsWritten, count),
+                             "the stream mix kernel");
+          });
+          if (!ms) return fail("stream of " + mixName(*op) + ": " + ms.message());
+          mixed = mixGbps.emplace(mixKey, gbps(bytes, ms.value())).first;
+        }
+        row.mix = mixed->second;
         printRow(row);
         rows.push_back(row);
       }
@@ -569,8 +606,13 @@ int run(const Options& o) {
     doc["warmup"] = o.warmup;
     doc["tables"] = {{"ours", tableJson(ours)}, {"aten", tableJson(aten)}};
     nlohmann::json bytesPerElement = nlohmann::json::object();
-    for (const OpInfo* op : o.ops) bytesPerElement[op->name] = op->bytesPerElement;
+    nlohmann::json mixes = nlohmann::json::object();
+    for (const OpInfo* op : o.ops) {
+      bytesPerElement[op->name] = op->bytesPerElement();
+      mixes[op->name] = {{"floats_read", op->floatsRead}, {"floats_written", op->floatsWritten}};
+    }
     doc["bytes_per_element"] = bytesPerElement;
+    doc["stream_mix"] = mixes;
     doc["rows"] = nlohmann::json::array();
     for (const Row& r : rows) doc["rows"].push_back(rowJson(r));
     std::ofstream out(*o.json, std::ios::trunc);

@@ -41,22 +41,22 @@ struct Filler {
 
 const std::vector<OpInfo>& allOps() {
   static const std::vector<OpInfo> ops = {
-      {Op::SoftmaxFwd, "softmax_fwd", "softmax", 8, false, "reads x, writes y"},
-      {Op::SoftmaxBwd, "softmax_bwd", "softmax", 12, false, "reads y, dy, writes dx"},
-      {Op::LogSoftmaxFwd, "log_softmax_fwd", "log_softmax", 8, false, "reads x, writes y"},
-      {Op::LogSoftmaxBwd, "log_softmax_bwd", "log_softmax", 12, false, "reads y, dy, writes dx"},
-      {Op::TopkMask, "topk_mask", "topk_mask", 8, true, "reads x, writes mask"},
-      {Op::LayerNormFwd, "layer_norm_fwd", "layer_norm", 12, false,
+      {Op::SoftmaxFwd, "softmax_fwd", "softmax", 1, 1, false, "reads x, writes y"},
+      {Op::SoftmaxBwd, "softmax_bwd", "softmax", 2, 1, false, "reads y, dy, writes dx"},
+      {Op::LogSoftmaxFwd, "log_softmax_fwd", "log_softmax", 1, 1, false, "reads x, writes y"},
+      {Op::LogSoftmaxBwd, "log_softmax_bwd", "log_softmax", 2, 1, false, "reads y, dy, writes dx"},
+      {Op::TopkMask, "topk_mask", "topk_mask", 1, 1, true, "reads x, writes mask"},
+      {Op::LayerNormFwd, "layer_norm_fwd", "layer_norm", 1, 2, false,
        "reads x, writes y, xhat (gamma, beta, inv_std not counted)"},
-      {Op::LayerNormBwd, "layer_norm_bwd", "layer_norm", 12, false,
+      {Op::LayerNormBwd, "layer_norm_bwd", "layer_norm", 2, 1, false,
        "reads dy, xhat, writes dx (inv_std, gamma, dgamma, dbeta not counted)"},
-      {Op::BatchNormFwd, "batch_norm_fwd", "batch_norm", 12, false,
+      {Op::BatchNormFwd, "batch_norm_fwd", "batch_norm", 1, 2, false,
        "reads x, writes y, xhat (gamma, beta, inv_std not counted)"},
-      {Op::BatchNormBwd, "batch_norm_bwd", "batch_norm", 12, false,
+      {Op::BatchNormBwd, "batch_norm_bwd", "batch_norm", 2, 1, false,
        "reads dy, xhat, writes dx (inv_std, gamma, dgamma, dbeta not counted)"},
-      {Op::CrossEntropyFwd, "cross_entropy_fwd", "cross_entropy", 12, false,
+      {Op::CrossEntropyFwd, "cross_entropy_fwd", "cross_entropy", 2, 1, false,
        "reads logits, target, writes logp (loss not counted)"},
-      {Op::CrossEntropyBwd, "cross_entropy_bwd", "cross_entropy", 16, false,
+      {Op::CrossEntropyBwd, "cross_entropy_bwd", "cross_entropy", 2, 2, false,
        "reads logp, target, writes dlogits, dtarget (dloss not counted)"},
   };
   return ops;

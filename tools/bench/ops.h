@@ -1,5 +1,6 @@
 // The benchmarked entry points of kernel ABI v1: for each, the buffers it reads and writes, the
-// byte count that its effective bandwidth is measured by, how its inputs are filled and how it
+// floats per element it reads and writes (which give the byte count that its effective bandwidth
+// is measured by, and its mix: stream_mix.h), how its inputs are filled and how it
 // is called. One entry per ABI function; README.md explains the byte counts.
 #pragma once
 
@@ -31,9 +32,12 @@ struct OpInfo {
   Op op;
   const char* name;          // the ABI field, e.g. "softmax_fwd"
   const char* family;        // e.g. "softmax": selects both passes in --ops
-  unsigned bytesPerElement;  // minimal bytes read + written per element of the [rows, cols] tensor
+  unsigned floatsRead;        // minimal floats read per element of the [rows, cols] tensor
+  unsigned floatsWritten;     // minimal floats written per element
   bool takesK;               // topk_mask: one row per k
   const char* traffic;       // what the byte count counts, for --help and README.md
+  // The minimal bytes read + written per element: what the effective bandwidth divides.
+  unsigned bytesPerElement() const { return 4 * (floatsRead + floatsWritten); }
 };
 
 // Every entry point, in the order of the ABI struct.
