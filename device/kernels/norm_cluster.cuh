@@ -104,7 +104,10 @@ __global__ void __launch_bounds__(1024, 1)
     const size_t base = row * cols;
     float affine_now[2] = {0.0f, 0.0f};
     if constexpr (kPerRow) ahead.next(row + clusters, rows, channel_affine, affine_now);
-    const float shift = __ldg(x + base);  // norm_math.cuh: ShiftedMoments
+    // norm_math.cuh: ShiftedMoments. Loaded one row ahead (RowScalars), the shift read a little
+    // slower at 16K-64K columns: layer norm 0.889-0.903 against 0.899-0.905, three rounds
+    // against 1.25.0 in one call (tools/bench/results/2026-12-03-h200-1.26.0-candidates/, SH).
+    const float shift = __ldg(x + base);
     float v[N][V];
     if constexpr (kStaged) {
       stage.wait();

@@ -56,6 +56,11 @@ constexpr uint32_t kStreamRegion = kStreamCapacity / kStreamWarps;
 // Four iterations ahead read 0.907-0.912 / 0.891-0.895 at 32K and lost at 64K (k = 8 0.87);
 // adding the next row's sample at each row's start (and spilling 16 bytes) lost at 32K and
 // 64K and at 16K, k = 128.
+// Nor did two units a thread in flight help the 64K rows, against 1.25.0 / 1.26.0 in the same
+// calls (three rounds each; tools/bench/results/2026-12-03-h200-1.26.0-candidates/): in
+// registers at three blocks a multiprocessor (TU2), k = 8 / 64 read 0.844-0.848 / 0.821-0.833
+// against 0.905-0.913 / 0.877-0.882; copied by each thread into shared memory with cp.async at
+// four blocks (CA), 0.888-0.893 / 0.859-0.869 against 0.894-0.903 / 0.869-0.877.
 constexpr uint32_t kStreamPrefetchMaxCols = 32768;
 constexpr uint32_t kStreamPrefetchAhead = 2;
 // Above this k the candidates would often overflow: the launcher uses the histogram kernels.
