@@ -32,8 +32,8 @@ struct OpInfo {
   Op op;
   const char* name;          // the ABI field, e.g. "softmax_fwd"
   const char* family;        // e.g. "softmax": selects both passes in --ops
-  unsigned floatsRead;        // minimal floats read per element of the [rows, cols] tensor
-  unsigned floatsWritten;     // minimal floats written per element
+  unsigned floatsRead;       // minimal floats read per element of the [rows, cols] tensor
+  unsigned floatsWritten;    // minimal floats written per element
   bool takesK;               // topk_mask: one row per k
   const char* traffic;       // what the byte count counts, for --help and README.md
   // The minimal bytes read + written per element: what the effective bandwidth divides.
