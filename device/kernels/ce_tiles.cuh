@@ -192,7 +192,7 @@ struct CeBwdLaunch {
 // 0.977-0.978 -> 0.976-0.977 / 0.991 / 0.991. The forward keeps the default: with the same choice
 // it read 0.957-0.959 / 0.957-0.958 at 128 / 256 against 0.968 / 0.983-0.984 (not profiled; its
 // loss takes a partial a block, so its blocks are also its loss's partials).
-constexpr WarpTileChoice kCeBwdWarpTiles{2, 128, kBlock};
+constexpr WarpTileChoice kCeBwdWarpTiles = kTwoUnitWarpTiles;
 
 // The tile for contiguous slices of n, or Stream when the engine must take them.
 inline Tile ce_tile(uint32_t n, uint32_t inner, const WarpTileChoice& w = kDefaultWarpTiles) {

@@ -369,7 +369,7 @@ constexpr bool kNormFwdUsesClusters = true;
 // columns (layer norm 0.934-0.936 against 0.943 in the later rounds of 1.25.0, batch norm
 // 0.927-0.929 against 0.938-0.940), and blocks of 256 at 256 columns lower there (layer norm
 // 0.928-0.934 against 0.939-0.955).
-constexpr WarpTileChoice kNormFwdWarpTiles{2, 128, kBlock};
+constexpr WarpTileChoice kNormFwdWarpTiles = kTwoUnitWarpTiles;
 // Layer norm's rows past the narrow block tile (more than 8K floats) go to the clusters too.
 // - Since kernels 1.9.4, those of one block of 1024 threads (more than 16K floats): with the
 //   mailbox exchange and the next row's prefetch (row_cluster.cuh) they ran at 0.883-0.889 of

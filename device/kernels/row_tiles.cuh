@@ -218,6 +218,10 @@ struct WarpTileChoice {
   unsigned longer_threads;    // where it holds more
 };
 constexpr WarpTileChoice kDefaultWarpTiles{4, kBlock, kBlock};
+// 2 units a lane, in blocks of 128 threads while a lane holds at most 2 (rows of up to 64
+// float4s), of kBlock past that: the softmax family's forward choice since 1.25.0 (softmax.cu),
+// which the norms' forward and cross-entropy's backward take since 1.26.0.
+constexpr WarpTileChoice kTwoUnitWarpTiles{2, 128, kBlock};
 
 inline Tile plan_tile(uint32_t cols, int nmax4, const WarpTileChoice& w = kDefaultWarpTiles) {
   Tile t{};

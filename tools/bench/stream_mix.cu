@@ -8,15 +8,7 @@ namespace {
 
 constexpr unsigned kThreads = 256;
 
-template <class T>
-__device__ __forceinline__ T scaled(const T& v, float f);
-
-template <>
-__device__ __forceinline__ float scaled(const float& v, float f) {
-  return v * f;
-}
-
-template <>
+__device__ __forceinline__ float scaled(float v, float f) { return v * f; }
 __device__ __forceinline__ float4 scaled(const float4& v, float f) {
   return make_float4(v.x * f, v.y * f, v.z * f, v.w * f);
 }
