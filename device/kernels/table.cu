@@ -124,7 +124,10 @@ const tapecheck_kernels_v1 kTable = {
     //        forward and cross-entropy's backward on warp tiles of 2 units a lane in blocks of
     //        128 threads up to 256 columns (norm_tiles.cuh, kNormFwdWarpTiles; ce_tiles.cuh,
     //        kCeBwdWarpTiles).
-    /*version=*/"1.26.0",
+    // 1.27.0: 1.26.0 with topk_mask's streamed rows sampling the fewest whole steps that are
+    //        long enough, not a step more where the length is exactly whole steps (k = 64 at
+    //        64K columns: 4096 entries, not 8192) (topk_stream.cuh, stream_sample_cols).
+    /*version=*/"1.27.0",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,

@@ -66,12 +66,19 @@ constexpr uint32_t kStreamPrefetchAhead = 2;
 // Above this k the candidates would often overflow: the launcher uses the histogram kernels.
 constexpr uint32_t kStreamMaxK = kStreamCapacity / 2;
 static_assert(kStreamMaxK <= kStreamThreads * kStreamChunks, "k within the bound's reach");
-// The sample's length: a multiple of kStreamSampleStep, at least one step and k, and long
-// enough that on data in random order about k * cols / S <= kStreamCapacity / 4 keys pass its
-// bound. From cols and k alone (no result depends on it: only the work does). A sample four
-// times as long (a quarter of the candidates) measured slower on an H200 at k = 64 with the
-// regions of 1.18.0: ours/copy 0.790-0.808 at 32K and 64K columns against 0.856-0.872
+// The sample's length: the fewest steps of kStreamSampleStep (at least one, which is at least
+// k) that are long enough that on data in random order about k * cols / S <= kStreamCapacity / 4
+// keys pass its bound. From cols and k alone (no result depends on it: only the work does). A
+// sample four times as long (a quarter of the candidates) measured slower on an H200 at k = 64
+// with the regions of 1.18.0: ours/copy 0.790-0.808 at 32K and 64K columns against 0.856-0.872
 // (tools/bench/results/2026-12-02-h200-1.18.0-candidates/, TE).
+// Up to kernels 1.26.0 the steps were one more than the whole steps of that length, so a length
+// of exactly whole steps (k * cols a multiple of 2^22: k = 64 at 64K columns, 128 at 32K) took a
+// step more than it needed. At k = 64 and 64K columns (8192 -> 4096 entries), measured on an
+// H200 against 1.26.0 in one call (ours/copy, three rounds each), 0.876-0.878 -> 0.887-0.889;
+// at k = 8 (4096 then) 8192 entries read 0.891-0.895 against 0.898-0.907, and 2048 entries
+// read 0.895-0.897 at k = 8 and 0.878-0.881 at k = 64
+// (tools/bench/results/2026-12-03-h200-1.27.0-candidates/, SS).
 constexpr uint32_t kStreamSampleStep = 4096;
 // The bound from the threads' maxima only for k <= T / kStreamPerThreadBoundK, else from their
 // chunks' maxima.
@@ -80,9 +87,9 @@ constexpr uint32_t kStreamPerThreadBoundK = 4;
 // The rank r of the sample's key that bounds the first pass: r < k where the r-th largest of S
 // sampled keys still lets about 3k of the row's through on data in random order (r about
 // 3k * S / cols), but at least kStreamEstimateMinRank, so that the sample's spread rarely lets
-// fewer than k through (at r = 24 about 192 keys pass on average, with a standard deviation of
-// about 40, by an estimate); else k. From cols and k alone, as the sample (no result depends on
-// it: only the work does).
+// fewer than k through (at r = 24 with one entry in eight sampled, about 192 keys pass on
+// average, with a standard deviation of about 40, by an estimate); else k. From cols and k
+// alone, as the sample (no result depends on it: only the work does).
 // Why: up to 1.18.0 r was k, so at k = 64 about 8k keys passed at 32K and 64K columns (S =
 // 4096 and 8192), a candidate in most tiles of the gather. Measured on an H200 (ours/copy, two
 // runs each against 1.19.0's first candidate in one session): k = 64 at 32K / 64K columns
@@ -99,8 +106,9 @@ __device__ __forceinline__ uint32_t stream_estimate_rank(uint32_t cols, uint32_t
 }
 
 __device__ __forceinline__ uint32_t stream_sample_cols(uint32_t cols, uint32_t k) {
-  const uint64_t want = 4ull * k * cols / kStreamCapacity;
-  const uint64_t steps = want / kStreamSampleStep + 1;
+  constexpr uint64_t kPerStep = uint64_t{kStreamCapacity} * kStreamSampleStep;
+  const uint64_t whole = (4ull * k * cols + kPerStep - 1) / kPerStep;  // 4k * cols / S <= capacity
+  const uint64_t steps = whole > 0 ? whole : 1;
   const uint64_t s = steps * kStreamSampleStep;
   return s < cols ? static_cast<uint32_t>(s) : cols;
 }
