@@ -56,6 +56,16 @@ constexpr bool kLnClusterPrefetch = true;
 // Measured on an H200, two runs each, ours/copy, both with batches of 8 rows: 16K / 32K / 64K
 // 0.78-0.79 / 0.70-0.71 / 0.66 -> 0.85 / 0.77 / 0.67; ncu at 16K against 1.9.5: 407M -> 252M
 // warp instructions (tools/bench/results/2026-12-01-h200-1.9.6-candidates/).
+// Nor fewer or more units with the same clusters (threads scaled to hold the row), against 1.26.0
+// (ours/copy, three rounds each in one call; tools/bench/results/
+// 2026-12-03-h200-1.27.0-candidates/, LU and UW). At 16K / 32K / 64K columns, 4 units read
+// 0.933-0.940 / 0.893-0.895 / 0.838-0.856; 2 units (blocks of 1024, 64 registers, 20 bytes
+// spilled) 0.877-0.878 / 0.793-0.797 / 0.723-0.735; 3 units (704, 80 registers) 0.874-0.879 /
+// 0.796-0.803 / 0.738-0.742; 2 units on clusters of 8 (two blocks a multiprocessor at 16K and
+// 32K) 0.863-0.871 / 0.784-0.791 / 0.723-0.735. In another call, against 0.933-0.937 /
+// 0.894-0.897 / 0.840-0.846: 8 units (256, 255 registers) 0.901-0.908 / 0.850-0.855 /
+// 0.801-0.808, and 6 (352, 168 registers, 4 bytes spilled) 0.650-0.664 / 0.582-0.593 /
+// 0.508-0.512.
 constexpr int kLnClusterUnits = 4;
 
 // Floats a thread of the tile holds, and the most threads a block of it: 64 registers a thread
@@ -164,6 +174,12 @@ __global__ void __launch_bounds__(ln_cluster_max_threads(N * V), 1)
       }
     }
     colsums.row_done(kLnBatchRowsWide);
+    // Not kept, against 1.26.0 (three rounds in one call; tools/bench/results/
+    // 2026-12-03-h200-1.27.0-candidates/, OV and GX): the column sums' adds between the
+    // exchange's sends and its wait (OV) read 0.882-0.890 / 0.810-0.825 of copy speed at 32K /
+    // 64K columns against 0.901-0.909 / 0.843-0.859, and within 0.006 at 8K-16K; dy * gamma kept
+    // in place of dy for dx, so that gamma is not read after the exchange (GX), lost 0.01-0.03
+    // at 8K-64K (64K: 0.822-0.828).
     cluster_sums<2>(sums, wsum, mail, turn);
     const float mean_g = static_cast<float>(sums[0] / n);
     const float mean_gx = static_cast<float>(sums[1] / n);

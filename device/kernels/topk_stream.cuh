@@ -35,6 +35,12 @@ namespace tapecheck_cuda {
 // and 0.00-0.06 faster than 256 (six a multiprocessor, the most their shared memory allows).
 constexpr unsigned kStreamThreads = 512;
 constexpr int kStreamBlocksPerSM = 4;
+// A block a row (grid_for: 4096 / 8192 blocks at 64K / 32K columns). Grids of one wave (528
+// blocks, each looping over its rows) or of 512 (whole rows each at 32K-64K) read slower against
+// 1.26.0 (ours/copy, three rounds in one call; tools/bench/results/
+// 2026-12-03-h200-1.27.0-candidates/, SG): k = 8 / 64 at 32K 0.887-0.889 / 0.861-0.865 (528)
+// and 0.872-0.882 / 0.847-0.851 (512) against 0.930-0.934 / 0.907-0.914, at 64K 0.884-0.888 /
+// 0.858-0.866 and 0.883-0.898 / 0.862-0.866 against 0.902-0.909 / 0.876-0.881.
 constexpr int kStreamChunks = 4;
 constexpr uint32_t kStreamCapacity = 4096;
 // __launch_bounds__(kStreamThreads) keeps blocks at most this wide: every warp has a region.
@@ -75,8 +81,8 @@ static_assert(kStreamMaxK <= kStreamThreads * kStreamChunks, "k within the bound
 // Up to kernels 1.26.0 the steps were one more than the whole steps of that length, so a length
 // of exactly whole steps (k * cols a multiple of 2^22: k = 64 at 64K columns, 128 at 32K) took a
 // step more than it needed. At k = 64 and 64K columns (8192 -> 4096 entries), measured on an
-// H200 against 1.26.0 in one call (ours/copy, three rounds each), 0.876-0.878 -> 0.887-0.889;
-// at k = 8 (4096 then) 8192 entries read 0.891-0.895 against 0.898-0.907, and 2048 entries
+// H200 against 1.26.0 in one call (ours/copy, three rounds each), 0.876-0.878 -> 0.886-0.889;
+// at k = 8 (4096 then) 8192 entries read 0.891-0.895 against 0.897-0.907, and 2048 entries
 // read 0.895-0.897 at k = 8 and 0.878-0.881 at k = 64
 // (tools/bench/results/2026-12-03-h200-1.27.0-candidates/, SS).
 constexpr uint32_t kStreamSampleStep = 4096;
@@ -379,6 +385,11 @@ __global__ void __launch_bounds__(kStreamThreads, kStreamBlocksPerSM)
       need = k - team.sum(mine_greater);
     }
     // Streaming stores (the mask is not read again here; L2 is kept for the row's re-read).
+    // Written in the gather instead, a unit's zeros right after its load (8-16 bytes spilled at
+    // 32 registers), they read slower against 1.26.0 (ours/copy, three rounds in one call;
+    // tools/bench/results/2026-12-03-h200-1.27.0-candidates/, ZG): k = 8 / 64 at 32K columns
+    // 0.886-0.891 / 0.846-0.851 against 0.924-0.927 / 0.901-0.907, at 64K 0.890-0.891 /
+    // 0.851-0.856 against 0.895-0.910 / 0.869-0.876.
     if (cols % 4 == 0 && aligned16(mr)) {
       float4* m4 = reinterpret_cast<float4*>(mr);
       for (uint32_t u = threadIdx.x; u < cols / 4; u += T) __stcs(m4 + u, make_float4(0.f, 0.f, 0.f, 0.f));
