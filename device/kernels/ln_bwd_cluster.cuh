@@ -16,6 +16,15 @@
 // g + 2G, ... in order, with G fixed from (rows, cols) alone (ln_cluster_count), and
 // ln_colsum_finish adds the G partials of a column in a fixed tree: the bits depend only on
 // the shape. No atomics.
+//
+// Not kept (against 1.27.0, five calls; tools/bench/results/
+// 2026-12-03-h200-1.27.0-grid-candidates/, GR): each row split into 132 fixed column parts, one
+// block a multiprocessor (a cooperative launch), so a block holds the same ~500 columns in
+// every row and their column sums fit in registers, at the price of a grid-wide exchange of
+// each row's two sums through global memory. The best version (2 units of 4 floats a lane,
+// rows staged in shared memory 6 steps deep) read 0.862-0.866 of copy speed at 64K columns
+// against 0.852-0.860 for these clusters, +0.009 in the mean, and lost 0.03 at 32K and 0.31 at
+// 16K. ncu of a version one step shallower had its warps waiting most on the row totals.
 #pragma once
 
 #include "ln_bwd_fused.cuh"
