@@ -75,7 +75,7 @@ __host__ __device__ constexpr unsigned next_pow2(unsigned v) {
   return p;
 }
 
-inline size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
+__host__ __device__ constexpr size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 
 // Whether p allows 16-byte vector loads and stores.
 __host__ __device__ inline bool aligned16(const void* p) {

@@ -112,8 +112,8 @@ __device__ __forceinline__ uint32_t stream_estimate_rank(uint32_t cols, uint32_t
 }
 
 __device__ __forceinline__ uint32_t stream_sample_cols(uint32_t cols, uint32_t k) {
-  constexpr uint64_t kPerStep = uint64_t{kStreamCapacity} * kStreamSampleStep;
-  const uint64_t whole = (4ull * k * cols + kPerStep - 1) / kPerStep;  // 4k * cols / S <= capacity
+  // 4k * cols / S <= capacity
+  const size_t whole = ceil_div(4ull * k * cols, size_t{kStreamCapacity} * kStreamSampleStep);
   const uint64_t steps = whole > 0 ? whole : 1;
   const uint64_t s = steps * kStreamSampleStep;
   return s < cols ? static_cast<uint32_t>(s) : cols;
