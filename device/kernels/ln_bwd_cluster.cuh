@@ -28,8 +28,8 @@
 // Nor (against 1.27.0, one call; tools/bench/results/2026-12-04-h200-1.27.0-group-candidates/,
 // VG) this kernel's own tile on groups of ordinary blocks (a cooperative launch, each row's
 // sums stored to and polled from global memory), which fill 128 multiprocessors at 64K and all
-// 132 at 32K: 0.67-0.69 / 0.75-0.77 / 0.77-0.80 of copy speed at 64K / 32K / 16K against
-// 0.84-0.85 / 0.89-0.90 / 0.94-0.95 for these clusters, and as much lost at 16K, where both fill
+// 132 at 32K: 0.66-0.69 / 0.75-0.77 / 0.77-0.80 of copy speed at 64K / 32K / 16K against
+// 0.84-0.85 / 0.89-0.90 / 0.94-0.95 for these clusters: as much lost at 16K, where both fill
 // 132. The mailbox's exchange is what these clusters have that global memory has not.
 #pragma once
 
