@@ -1,4 +1,4 @@
-// The golden-vector corpus as code: case definitions chosen by hand (vectors/src/corpus_*.cpp,
+// The golden-vector corpus as code: case definitions chosen by hand (conformance/src/vectors/corpus_*.cpp,
 // one file per op), turned into v1 files by `tapecheck vectors generate`.
 //
 // A case states its inputs, its flags and what it expects: `valid` (the expected value and
@@ -61,7 +61,7 @@ struct CorpusFile {
   std::string fileName() const { return op + "-" + theme + ".json"; }
 };
 
-// Each op's files (vectors/src/corpus_<op>.cpp).
+// Each op's files (conformance/src/vectors/corpus_<op>.cpp).
 std::vector<CorpusFile> corpusSoftmaxLast();
 std::vector<CorpusFile> corpusLogSoftmaxLast();
 std::vector<CorpusFile> corpusTopKMask();
