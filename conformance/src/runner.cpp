@@ -22,10 +22,6 @@
 #include "in_order_pool.h"
 #include "values.h"
 
-#ifndef TAPECHECK_SOURCE_DIR
-#define TAPECHECK_SOURCE_DIR ""
-#endif
-
 namespace tapecheck::conformance {
 namespace {
 
@@ -507,15 +503,6 @@ class Run {
 };
 
 }  // namespace
-
-std::vector<std::string> defaultVectorPaths() {
-  const std::filesystem::path golden = std::filesystem::path(TAPECHECK_SOURCE_DIR) / "vectors" /
-                                       "golden";
-  std::error_code ec;
-  if (std::string(TAPECHECK_SOURCE_DIR).empty() || !std::filesystem::is_directory(golden, ec))
-    return {};
-  return {golden.string()};
-}
 
 unsigned defaultJobs() {
   const unsigned n = std::thread::hardware_concurrency();

@@ -17,6 +17,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "tapecheck/certify/build_info.h"
 #include "tapecheck/conformance/runner.h"
 #include "tapecheck/device/kernel_table.h"
 
@@ -32,6 +33,14 @@ const char* kRunUsage =
 int usageError(const std::string& message) {
   std::cerr << "tapecheck run: " << message << "\n" << kRunUsage;
   return kExitUsage;
+}
+
+// The golden corpus that `certify` runs (the installed one, or the source tree's), when it exists.
+std::vector<std::string> defaultVectorPaths() {
+  const std::string corpus = certify::goldenCorpusDir();
+  std::error_code ec;
+  if (!std::filesystem::is_directory(corpus, ec)) return {};
+  return {corpus};
 }
 
 std::vector<std::string> splitList(const std::string& text) {
@@ -101,7 +110,7 @@ int runCommand(const Words& args) {
   if (auto v = a.get("--vectors")) {
     if (*v != "none") o.vectorPaths = splitList(*v);
   } else if (!o.onlyCase) {
-    o.vectorPaths = conformance::defaultVectorPaths();
+    o.vectorPaths = defaultVectorPaths();
   }
   if (auto out = a.get("--out")) o.valuesDir = *out;
   o.shrink = !a.has("--no-shrink");

@@ -43,9 +43,6 @@ struct RunOptions {
   std::string command = "tapecheck";           // how reproducers name the tool
 };
 
-// The committed golden corpus (vectors/golden under the source tree) when it exists.
-std::vector<std::string> defaultVectorPaths();
-
 // The threads a run uses for jobs = 0: one per hardware thread. Any number gives the same report.
 unsigned defaultJobs();
 
