@@ -171,6 +171,22 @@ rc::Gen<ShapeDraw> genShapeDraw(ShapeFamily family, std::uint64_t cap, std::uint
   return rc::gen::just(ShapeDraw{});
 }
 
+// A launch-size edge: `edge` rows of one or two elements, or one or two rows of `edge`
+// elements, in the layout of the family. AxisSlices: `edge` slices of one or two elements,
+// side by side (outer = edge, along axis 1) or interleaved (inner = edge, along axis 0); long
+// slices are the other families' long rows and the regular draws' (up to maxRow).
+rc::Gen<ShapeDraw> genLaunchEdgeDraw(ShapeFamily family, const std::vector<Dim>& edges) {
+  return rc::gen::map(
+      rc::gen::tuple(choiceOf(edges), choiceOf<Dim>({1, 2}),
+                     weightedChoice<bool>({{1, true}, {1, false}})),
+      [family](const std::tuple<Dim, Dim, bool>& t) {
+        const auto [edge, narrow, manyRows] = t;
+        if (family == ShapeFamily::AxisSlices)
+          return manyRows ? ShapeDraw{{edge, narrow}, 1} : ShapeDraw{{narrow, edge}, 0};
+        return ShapeDraw{manyRows ? Shape{edge, narrow} : Shape{narrow, edge}, 0};
+      });
+}
+
 std::vector<Invalid> invalidKinds(const OpInfo& op) {
   std::vector<Invalid> kinds{Invalid::InvalidId, Invalid::ShapeMismatch};
   if (op.hasBackward) kinds.push_back(Invalid::SeedMismatch);
@@ -195,6 +211,11 @@ GenConfig GenConfig::forDevice(device::DeviceKind d) {
     c.maxRow = 65537;
   }
   return c;
+}
+
+bool GenConfig::isLaunchEdgeCase(const OpInfo& op, std::uint64_t index) const {
+  return !op.program && !launchEdges.empty() && launchEdgePeriod > 0 &&
+         index % launchEdgePeriod == launchEdgeOffset;
 }
 
 std::uint64_t elementCap(const GenConfig& config, std::uint64_t index) {
@@ -226,8 +247,11 @@ rc::Gen<CaseParams> genCaseParams(const OpInfo& op, const GenConfig& config, std
                  : weightedChoice<std::uint32_t>({{12, 0}, {1, 1}, {1, 2}, {1, 4}});
   const rc::Gen<std::uint64_t> seed = rc::Gen<std::uint64_t>(
       [](const rc::Random& random, int) { return rc::shrinkable::just(rc::Random(random).next()); });
+  const rc::Gen<ShapeDraw> shape = config.isLaunchEdgeCase(op, index)
+                                       ? genLaunchEdgeDraw(op.family, config.launchEdges)
+                                       : genShapeDraw(op.family, cap, maxRow);
   return rc::gen::map(
-      rc::gen::tuple(genShapeDraw(op.family, cap, maxRow), fill,
+      rc::gen::tuple(shape, fill,
                      weightedChoice<KChoice>({{2, KChoice::One},
                                               {3, KChoice::Small},
                                               {3, KChoice::Half},

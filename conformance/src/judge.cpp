@@ -184,6 +184,19 @@ CaseVerdict judgeCase(const OpInfo& op, const TestCase& c, const Outcome& actual
 ReferencedVerdict judgeWithOracle(const OpInfo& op, const TestCase& c, const Outcome& actual,
                                   const Outcome& reference64, const TapeFactory& oracle,
                                   const TapeFactory& binary32) {
+  return judgeWithOracleOutcome(
+      op, c, actual, reference64,
+      [&] {
+        auto tape = oracle();
+        return evaluate(*tape, c);
+      },
+      binary32);
+}
+
+ReferencedVerdict judgeWithOracleOutcome(const OpInfo& op, const TestCase& c,
+                                         const Outcome& actual, const Outcome& reference64,
+                                         const std::function<Outcome()>& oracleOutcome,
+                                         const TapeFactory& binary32) {
   ReferencedVerdict r;
   r.verdict = judgeCase(op, c, actual, reference64);
   const auto failed = [](const CaseVerdict& v) {
@@ -191,8 +204,7 @@ ReferencedVerdict judgeWithOracle(const OpInfo& op, const TestCase& c, const Out
            (v.fwd.status == Status::Failed || (v.bwd && v.bwd->status == Status::Failed));
   };
   if (!failed(r.verdict)) return r;
-  auto tape = oracle();
-  r.oracle = evaluate(*tape, c);
+  r.oracle = oracleOutcome();
   r.oracleConsulted = true;
   if (r.oracle->error) return r;
   r.verdict = judgeCase(op, c, actual, *r.oracle);

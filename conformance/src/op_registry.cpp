@@ -236,6 +236,16 @@ const std::vector<OpInfo>& programRegistry() {
               programs::batchNormSoftmaxCrossEntropy, cases::batchNormSoftmaxCrossEntropy),
     };
     v[1].constantArgs = {"teacher"};  // distill's teacher is a constant (SPEC.md)
+    // Their arguments, as their cases give them (a written case file names the same ones).
+    v[0].tensorArgs = {"x"};
+    v[0].attrNames = {"s", "axis"};
+    v[0].optionalAttrNames = {"mean"};
+    v[1].tensorArgs = {"x", "gamma", "beta", "teacher"};
+    v[1].attrNames = {"seqLen", "embedDim"};
+    v[1].optionalAttrNames = {"epsilon"};
+    v[2].tensorArgs = {"x", "gamma", "beta"};
+    v[2].attrNames = {"channels", "spatial"};
+    v[2].optionalAttrNames = {"epsilon", "mean"};
     return v;
   }();
   return programs;

@@ -87,14 +87,18 @@ std::string summaryLine(const RunReport& r) {
 }
 
 void printReport(const RunReport& r, std::ostream& out) {
+  bool wroteValues = false;
   for (const GroupStats& g : r.groups) {
     out << statusLine(g) << "\n";
     for (const CaseExample& e : g.examples) {
       out << "  case " << e.shape << ": " << e.reason << "\n";
       if (!e.valuesFile.empty()) out << "  values: " << e.valuesFile << "\n";
       if (!e.reproducer.empty()) out << "  reproduce: " << e.reproducer << "\n";
+      wroteValues = wroteValues || (!r.valuesDir.empty() &&
+                                    e.valuesFile.rfind(r.valuesDir + "/", 0) == 0);
     }
   }
+  if (wroteValues) out << "failing inputs written to " << r.valuesDir << "\n";
   out << summaryLine(r) << "\n";
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -12,12 +13,15 @@
 #include <thread>
 #include <tuple>
 
+#include "tapecheck/conformance/case_fingerprint.h"
 #include "tapecheck/conformance/device_tapes.h"
 #include "tapecheck/conformance/error_stats.h"
 #include "tapecheck/conformance/generators.h"
 #include "tapecheck/conformance/judge.h"
+#include "tapecheck/conformance/pullback_isolation.h"
 #include "tapecheck/conformance/reference_tapes.h"
 #include "tapecheck/conformance/values_file.h"
+#include "tapecheck/device/reference_forward.h"
 #include "tapecheck/vectors/check.h"
 #include "in_order_pool.h"
 #include "progress_meter.h"
@@ -32,18 +36,21 @@ using Clock = std::chrono::steady_clock;
 
 struct UnderTest {
   TapeFactory factory;
+  TapeFactory isolated;  // the table with a reference forward; empty for the stand-in
   std::string name, version, source, device;
 };
 
 Result<UnderTest> resolveKernels(const RunOptions& o) {
   if (o.kernels == kReferenceBinary32Kernels)
-    return UnderTest{[] { return makeReferenceTapeFloat(); }, "reference-binary32", "stand-in",
+    return UnderTest{[] { return makeReferenceTapeFloat(); }, {}, "reference-binary32", "stand-in",
                      o.kernels, "host: the reference tape at binary32 (a stand-in, not a kernel)"};
   auto table = device::loadKernelTable(o.kernels, o.device);
   if (!table) return Error{"unusable kernels '" + o.kernels + "': " + table.message()};
   auto kernels = std::make_shared<device::KernelTable>(std::move(table).value());
   UnderTest u;
   u.factory = [kernels] { return makeDeviceTape(*kernels); };
+  auto isolated = std::make_shared<device::KernelTable>(device::withReferenceForward(*kernels));
+  u.isolated = [isolated] { return makeDeviceTape(*isolated); };
   u.name = kernels->table->name;
   u.version = kernels->table->version;
   u.source = kernels->source;
@@ -53,6 +60,7 @@ Result<UnderTest> resolveKernels(const RunOptions& o) {
 
 struct Tapes {
   TapeFactory device;
+  TapeFactory isolated;  // pullbacks on the reference forward (pullback_isolation.h)
   TapeFactory reference = [] { return makeReferenceTapeDouble(); };
   TapeFactory oracle = [] { return makeReferenceTapeOracle(); };
 };
@@ -81,32 +89,32 @@ struct Evaluated {
   Outcome device, reference;
   std::optional<Outcome> oracle;
   CaseVerdict verdict;
-  bool oracleConsulted = false;
 };
 
 bool failed(const PassVerdict& v) { return v.status == Status::Failed; }
 
-// Device vs binary64 reference; on a failure the oracle decides (a kernel is wrong only if it is
-// farther from the exact answer than its budget); then the dot-product identity.
-Evaluated runCase(const OpInfo& op, const CaseParams& p, const Tapes& tapes,
-                  std::uint64_t dotSeed) {
-  Evaluated e;
-  e.tc = buildCase(op, p);
-  e.device = safeEvaluate(tapes.device, e.tc);
-  e.reference = safeEvaluate(tapes.reference, e.tc);
+// `actual` against the binary64 reference; on a failure the oracle decides (a kernel is wrong
+// only if it is farther from the exact answer than its budget); then the dot-product identity.
+// The oracle is evaluated at most once per case (kept in e.oracle).
+CaseVerdict judgeOutcome(const OpInfo& op, const Outcome& actual, Evaluated& e,
+                         const Tapes& tapes, std::uint64_t dotSeed) {
+  CaseVerdict verdict;
   try {
-    ReferencedVerdict r = judgeWithOracle(op, e.tc, e.device, e.reference, tapes.oracle);
-    e.verdict = std::move(r.verdict);
-    e.oracle = std::move(r.oracle);
-    e.oracleConsulted = r.oracleConsulted;
+    const auto oracle = [&] {
+      if (!e.oracle) {
+        auto tape = tapes.oracle();
+        e.oracle = evaluate(*tape, e.tc);
+      }
+      return *e.oracle;
+    };
+    verdict = judgeWithOracleOutcome(op, e.tc, actual, e.reference, oracle).verdict;
   } catch (const std::exception&) {  // the oracle threw: keep the binary64 verdict
-    e.verdict = judgeCase(op, e.tc, e.device, e.reference);
+    verdict = judgeCase(op, e.tc, actual, e.reference);
   }
-  if (!e.verdict.errorCase && e.verdict.bwd && !failed(*e.verdict.bwd)) {
-    const DotCheck d =
-        dotProductCheck(op, e.tc, e.device, e.reference, tapes.reference, dotSeed);
+  if (!verdict.errorCase && verdict.bwd && !failed(*verdict.bwd)) {
+    const DotCheck d = dotProductCheck(op, e.tc, actual, e.reference, tapes.reference, dotSeed);
     if (d.applicable && !d.passed) {
-      PassVerdict& b = *e.verdict.bwd;
+      PassVerdict& b = *verdict.bwd;
       b.status = Status::Failed;
       b.maxUlps = std::max(b.maxUlps, d.ulps);
       std::ostringstream why;
@@ -116,6 +124,23 @@ Evaluated runCase(const OpInfo& op, const CaseParams& p, const Tapes& tapes,
           << formatUlps(d.budgetUlps);
       b.reason = why.str();
     }
+  }
+  return verdict;
+}
+
+// The case on the kernels under test, judged; a case whose forward or backward failed is judged
+// again with its pullbacks isolated (pullback_isolation.h).
+Evaluated runCase(const OpInfo& op, const CaseParams& p, const Tapes& tapes,
+                  std::uint64_t dotSeed) {
+  Evaluated e;
+  e.tc = buildCase(op, p);
+  e.device = safeEvaluate(tapes.device, e.tc);
+  e.reference = safeEvaluate(tapes.reference, e.tc);
+  e.verdict = judgeOutcome(op, e.device, e, tapes, dotSeed);
+  if (tapes.isolated && needsIsolatedPullback(e.verdict)) {
+    const Outcome isolated = safeEvaluate(tapes.isolated, e.tc);
+    const CaseVerdict alone = judgeOutcome(op, isolated, e, tapes, dotSeed);
+    e.verdict = isolatePullback(std::move(e.verdict), alone);
   }
   return e;
 }
@@ -176,28 +201,24 @@ std::string fileSafe(const std::string& s) {
   return out;
 }
 
+std::string deviceArg(device::DeviceKind d) {
+  return std::string(" --device ") + device::deviceName(d);
+}
+
 class Run {
  public:
   Run(const RunOptions& o, UnderTest u, std::ostream& progress)
       : o_(o), under_(std::move(u)), progress_(progress),
         config_(GenConfig::forDevice(o.device)) {
     tapes_.device = under_.factory;
+    tapes_.isolated = under_.isolated;
     cases_ = o.casesPerOp ? o.casesPerOp : defaultCasesPerOp(o.device);
     valuesDir_ = o.valuesDir;
-    if (valuesDir_.empty()) {
-      std::error_code ec;
-      std::filesystem::path tmp = std::filesystem::temp_directory_path(ec);
-      if (ec) tmp = "/tmp";
-      valuesDir_ = (tmp / "tapecheck-run" /
-                    (fileSafe(under_.name) + "-" + device::deviceName(o.device) + "-seed" +
-                     std::to_string(o.seed)))
-                       .string();
-    }
   }
 
   RunReport run(const std::vector<const OpInfo*>& subjects) {
     runSubjects(subjects);
-    return report(subjects);
+    return report();
   }
 
   void addVectors(const vectors::VectorCheckResult& r, const std::vector<const OpInfo*>& subjects) {
@@ -217,28 +238,85 @@ class Run {
       p.stats.failures += t.failed;
       p.errors.insert(p.errors.end(), t.errorsUlps.begin(), t.errorsUlps.end());
       p.stats.maxUlps = std::max(p.stats.maxUlps, t.maxErrorUlps);
-      for (const vectors::VectorFailure& f : r.failures) {
-        if (f.op != op.name || g.stats.examples.size() >= 5) continue;
+      const auto vectorExample = [&](const std::string& file, std::uint64_t tcId, double ulps,
+                                     const std::string& reason) {
         CaseExample ex;
         ex.group = op.name + " vectors golden";
-        ex.shape = "tcId " + std::to_string(f.tcId);
-        ex.reason = f.reason;
-        ex.valuesFile = f.file;
-        ex.reproducer = o_.command + " vectors check --target device --kernels " +
-                        shellQuote(o_.kernels) + " " + shellQuote(f.file);
-        g.stats.examples.push_back(ex);
-        if (p.stats.examples.size() < 5) p.stats.examples.push_back(ex);
+        ex.shape = "tcId " + std::to_string(tcId);
+        ex.reason = reason;
+        ex.valuesFile = file;
+        ex.errorUlps = ulps;
+        ex.reproducer = o_.command + " vectors check --target device" + deviceArg(o_.device) +
+                        " --kernels " + shellQuote(o_.kernels) + " --tcid " +
+                        std::to_string(tcId) + " " + shellQuote(file);
+        return ex;
+      };
+      if (!t.worstFile.empty())
+        p.stats.worst = vectorExample(t.worstFile, t.worstTcId, t.worstUlps,
+                                      "the golden vector with the largest error");
+      std::vector<CaseExample> examples;
+      for (const vectors::VectorFailure& f : r.failures) {
+        if (f.op != op.name) continue;
+        p.stats.failedErrorsUlps.push_back(f.errorUlps);
+        examples.push_back(vectorExample(f.file, f.tcId, f.errorUlps, f.reason));
       }
+      sortWorstFirst(examples);
+      if (examples.size() > kExamplesPerGroup) examples.resize(kExamplesPerGroup);
+      g.stats.examples = examples;
+      p.stats.examples = examples;
     }
+  }
+
+  // The cases `requests` name, explained as runSubjects explains the worst case of a failing
+  // group, shrunk while their error stays above the request's bound.
+  std::vector<std::vector<CaseExample>> explainRequests(
+      const std::vector<CaseToExplain>& requests) {
+    std::vector<std::vector<CaseExample>> out;
+    for (const CaseToExplain& q : requests) {
+      const OpInfo* op = findSubject(q.op);
+      if (!op || (q.pass != "fwd" && q.pass != "bwd")) {
+        out.emplace_back();
+        continue;
+      }
+      const PassKind kind = q.pass == "fwd" ? PassKind::Fwd : PassKind::Bwd;
+      const CaseParams params = drawCase(*op, config_, o_.seed, q.index).value();
+      const auto above = [&](const Evaluated& c) {
+        const PassVerdict* v = verdictOf(c.verdict, kind);
+        return v && !(v->maxUlps <= q.aboveUlps);
+      };
+      const Evaluated e = runCase(*op, params, tapes_, dotSeed(*op, q.index));
+      const PassVerdict* v = verdictOf(e.verdict, kind);
+      Worst w{q.index, v ? v->maxUlps : 0.0,
+              (v && !v->reason.empty() ? v->reason + "; " : std::string()) + q.label + ": " +
+                  formatUlps(v ? v->maxUlps : 0.0) + " > " + formatUlps(q.aboveUlps),
+              params};
+      const std::string name = op->name + " " + q.pass + " " + q.shapeClass + " (" + q.label + ")";
+      const std::string stem = op->name + "-" + q.pass + "-" + q.shapeClass + "-" +
+                               fileSafe(q.label) + "-case" + std::to_string(q.index);
+      out.push_back(explainCase(*op, kind, name, stem, w, above));
+    }
+    return out;
   }
 
   const std::string& valuesDir() const { return valuesDir_; }
 
  private:
   using GroupKey = std::tuple<std::size_t, int, std::string>;
+  static constexpr std::size_t kExamplesPerGroup = 5;
 
   static int passOrder(const std::string& pass) {
     return pass == "fwd" ? 0 : pass == "bwd" ? 1 : pass == "errors" ? 2 : 3;
+  }
+
+  // Worst first; a NaN error counts as the worst (it is no number at all).
+  static void sortWorstFirst(std::vector<CaseExample>& examples) {
+    const auto key = [](double e) {
+      return std::isnan(e) ? std::numeric_limits<double>::infinity() : e;
+    };
+    std::stable_sort(examples.begin(), examples.end(),
+                     [&](const CaseExample& a, const CaseExample& b) {
+                       return key(a.errorUlps) > key(b.errorUlps);
+                     });
   }
 
   GroupAcc& group(std::size_t order, const OpInfo& op, const std::string& pass,
@@ -273,7 +351,15 @@ class Run {
   }
 
   void record(std::size_t order, const OpInfo& op, const std::string& cls, std::uint64_t index,
-              const CaseParams& params, const CaseVerdict& verdict) {
+              const CaseParams& params, const CaseVerdict& verdict, std::uint64_t fingerprint) {
+    SubjectCases& subject = subjects_[order];
+    if (subject.op.empty()) {
+      subject.op = op.name;
+      subject.cases = casesFor(op);
+    }
+    subject.indices.push_back(index);
+    subject.fingerprints.push_back(fingerprint);
+    subject.shapeClasses.push_back(cls);
     for (PassKind k : {PassKind::Fwd, PassKind::Bwd, PassKind::Errors}) {
       const PassVerdict* v = verdictOf(verdict, k);
       if (!v) continue;
@@ -283,6 +369,12 @@ class Run {
       ++p.stats.cases;
       g.stats.budgetUlps = std::max(g.stats.budgetUlps, v->budgetUlps);
       p.stats.budgetUlps = std::max(p.stats.budgetUlps, v->budgetUlps);
+      const double ulps = k == PassKind::Errors
+                              ? (v->status == Status::Failed
+                                     ? std::numeric_limits<double>::infinity()
+                                     : 0.0)
+                              : v->maxUlps;
+      p.stats.caseResults.push_back(CaseResult{index, ulps, v->status});
       if (k != PassKind::Errors) {
         g.errors.push_back(v->maxUlps);
         p.errors.push_back(v->maxUlps);
@@ -290,7 +382,7 @@ class Run {
       if (v->status == Status::Failed) {
         ++g.stats.failures;
         ++p.stats.failures;
-        const double ulps = k == PassKind::Errors ? std::numeric_limits<double>::infinity() : v->maxUlps;
+        if (k != PassKind::Errors) p.stats.failedErrorsUlps.push_back(ulps);
         if (!g.worst || ulps > g.worst->ulps) g.worst = Worst{index, ulps, v->reason, params};
       } else if (v->status == Status::Mistrusted) {
         ++g.stats.mistrusted;
@@ -303,9 +395,26 @@ class Run {
   }
 
   std::string reproducer(const OpInfo& op, std::uint64_t index) const {
-    return o_.command + " run --device " + device::deviceName(o_.device) + " --kernels " +
-           shellQuote(o_.kernels) + " --ops " + shellQuote(op.name) + " --seed " +
-           std::to_string(o_.seed) + " --case " + std::to_string(index);
+    return o_.command + " run" + deviceArg(o_.device) + " --kernels " + shellQuote(o_.kernels) +
+           " --ops " + shellQuote(op.name) + " --seed " + std::to_string(o_.seed) + " --case " +
+           std::to_string(index);
+  }
+
+  // The folder values files go to: --out, else one made for this run when the first file is
+  // written (mkdtemp: private to the user, never shared with another run or kernel version).
+  Result<std::string> valuesFolder() {
+    if (!valuesDir_.empty()) return valuesDir_;
+    std::error_code ec;
+    std::filesystem::path tmp = std::filesystem::temp_directory_path(ec);
+    if (ec) tmp = "/tmp";
+    std::string pattern = (tmp / ("tapecheck-run-" + fileSafe(under_.name) + "-" +
+                                  device::deviceName(o_.device) + "-seed" +
+                                  std::to_string(o_.seed) + "-XXXXXX"))
+                              .string();
+    if (!::mkdtemp(pattern.data()))
+      return Error{"cannot create a folder for the failing inputs under " + tmp.string()};
+    valuesDir_ = pattern;
+    return valuesDir_;
   }
 
   // Writes the case's inputs with the oracle's outcome as the expected one.
@@ -320,8 +429,13 @@ class Run {
                           : "tapecheck run: mpfr128 reference tape (oracle), rounded to binary64";
     info.program = op.program;
     const Outcome& expected = e.oracle->error && !e.reference.error ? e.reference : *e.oracle;
+    Result<std::string> folder = valuesFolder();
+    if (!folder) {
+      progress_ << o_.progressLabel << ": " << folder.message() << "\n";
+      return "";
+    }
     const std::string path =
-        (std::filesystem::path(valuesDir_) / (fileSafe(stem) + ".json")).string();
+        (std::filesystem::path(folder.value()) / (fileSafe(stem) + ".json")).string();
     const tapecheck::Status written = writeTextFile(path, caseVectorJson(e.tc, expected, info));
     if (!written) {
       progress_ << o_.progressLabel << ": " << written.message() << "\n";
@@ -336,6 +450,17 @@ class Run {
     const std::string name = op.name + " " + g.stats.pass + " " + g.stats.shapeClass;
     const std::string stem =
         op.name + "-" + g.stats.pass + "-" + g.stats.shapeClass + "-case" + std::to_string(w.index);
+    const PassKind kind = g.kind;
+    g.stats.examples = explainCase(op, kind, name, stem, w,
+                                   [kind](const Evaluated& c) { return failsIn(c, kind); });
+  }
+
+  // Case `w`, then the smallest case its shrinks reach while `stillShows` holds (at most
+  // o_.shrinkEvaluations evaluations), each written out with the command that reruns it.
+  std::vector<CaseExample> explainCase(const OpInfo& op, PassKind kind, const std::string& name,
+                                       const std::string& stem, const Worst& w,
+                                       const std::function<bool(const Evaluated&)>& stillShows) {
+    std::vector<CaseExample> examples;
     Evaluated e = runCase(op, w.params, tapes_, dotSeed(op, w.index));
     CaseExample ex;
     ex.group = name;
@@ -344,9 +469,9 @@ class Run {
     ex.errorUlps = w.ulps;
     ex.reproducer = reproducer(op, w.index);
     ex.valuesFile = writeValues(op, e, w.params, stem, w.reason);
-    g.stats.examples.push_back(ex);
+    examples.push_back(ex);
 
-    if (!o_.shrink) return;
+    if (!o_.shrink) return examples;
     rc::Shrinkable<CaseParams> current = drawCase(op, config_, o_.seed, w.index);
     std::optional<std::pair<CaseParams, Evaluated>> smallest;
     std::uint64_t spent = 0;
@@ -357,16 +482,16 @@ class Run {
         if (spent++ >= o_.shrinkEvaluations) break;
         const CaseParams p = next->value();
         Evaluated c = runCase(op, p, tapes_, dotSeed(op, w.index));
-        if (!failsIn(c, g.kind)) continue;
+        if (!stillShows(c)) continue;
         current = *next;
         smallest.emplace(p, std::move(c));
         moved = true;
         break;
       }
     }
-    if (!smallest) return;
+    if (!smallest) return examples;
     auto& [p, c] = *smallest;
-    const PassVerdict* v = verdictOf(c.verdict, g.kind);
+    const PassVerdict* v = verdictOf(c.verdict, kind);
     CaseExample s;
     s.group = name + " (shrunk)";
     s.shape = toString(p.shape);
@@ -374,10 +499,11 @@ class Run {
                "): " + (v ? v->reason : "");
     s.errorUlps = v ? v->maxUlps : 0;
     s.valuesFile = writeValues(op, c, p, stem + "-shrunk", v ? v->reason : "");
-    if (!op.program && !s.valuesFile.empty())
-      s.reproducer = o_.command + " vectors check --target device --kernels " +
-                     shellQuote(o_.kernels) + " " + shellQuote(s.valuesFile);
-    g.stats.examples.push_back(s);
+    if (!s.valuesFile.empty())
+      s.reproducer = o_.command + " vectors check --target device" + deviceArg(o_.device) +
+                     " --kernels " + shellQuote(o_.kernels) + " " + shellQuote(s.valuesFile);
+    examples.push_back(s);
+    return examples;
   }
 
   std::vector<std::uint64_t> caseIndices(const OpInfo& op) const {
@@ -403,6 +529,10 @@ class Run {
       std::uint64_t index;
       CaseParams params;
     };
+    struct Judged {
+      CaseVerdict verdict;
+      std::uint64_t fingerprint = 0;
+    };
     std::vector<std::vector<std::uint64_t>> indices;
     std::size_t total = 0;
     for (const OpInfo* op : subjects) {
@@ -426,14 +556,16 @@ class Run {
         [&](std::size_t n) {
           const Planned& p = plan[n];
           const OpInfo& op = *subjects[p.order];
-          // Only the verdict is kept: the tensors of a case can be large, and a failing case is
-          // re-run when it is explained.
-          return std::move(runCase(op, p.params, tapes_, dotSeed(op, p.index)).verdict);
+          // Only the verdict and the case's fingerprint are kept: the tensors of a case can be
+          // large, and a failing case is re-run when it is explained.
+          Evaluated e = runCase(op, p.params, tapes_, dotSeed(op, p.index));
+          return Judged{std::move(e.verdict), caseFingerprint(e.tc)};
         },
-        [&](std::size_t n, const CaseVerdict& verdict) {
+        [&](std::size_t n, const Judged& judged) {
           const Planned& p = plan[n];
           const OpInfo& op = *subjects[p.order];
-          record(p.order, op, shapeClass(op, p.params), p.index, p.params, verdict);
+          record(p.order, op, shapeClass(op, p.params), p.index, p.params, judged.verdict,
+                 judged.fingerprint);
           meter.update(n + 1, op.name, elapsed());
         });
     meter.finish(elapsed());
@@ -442,7 +574,7 @@ class Run {
         if (std::get<0>(key) == s && g.worst && g.stats.examples.empty()) explain(*subjects[s], g);
   }
 
-  RunReport report(const std::vector<const OpInfo*>& subjects) {
+  RunReport report() {
     RunReport r;
     r.kernelsName = under_.name;
     r.kernelsVersion = under_.version;
@@ -476,16 +608,13 @@ class Run {
         for (const auto& [gkey, g] : groups_)
           if (std::get<0>(gkey) == std::get<0>(key) && std::get<1>(gkey) == std::get<1>(key))
             for (const CaseExample& ex : g.stats.examples) examples.push_back(ex);
-        std::stable_sort(examples.begin(), examples.end(),
-                         [](const CaseExample& a, const CaseExample& b) {
-                           return a.errorUlps > b.errorUlps;
-                         });
-        if (examples.size() > 5) examples.resize(5);
+        sortWorstFirst(examples);
+        if (examples.size() > kExamplesPerGroup) examples.resize(kExamplesPerGroup);
         s.examples = examples;
       }
       r.passes.push_back(std::move(s));
     }
-    (void)subjects;
+    for (auto& [order, subject] : subjects_) r.subjects.push_back(subject);
     return r;
   }
 
@@ -498,6 +627,7 @@ class Run {
   std::string valuesDir_;
   std::map<GroupKey, GroupAcc> groups_;
   std::map<std::pair<std::size_t, int>, PassAcc> passes_;
+  std::map<std::size_t, SubjectCases> subjects_;
 };
 
 }  // namespace
@@ -570,6 +700,25 @@ Result<RunReport> runConformance(const RunOptions& options, std::ostream& progre
 
   if (vectorResult) run.addVectors(*vectorResult, subjects.value());  // pass "vectors"
   return run.run(subjects.value());
+}
+
+Result<ExplainedCases> explainCases(const RunOptions& options,
+                                    const std::vector<CaseToExplain>& requests,
+                                    std::ostream& progress) {
+  auto under = resolveKernels(options);
+  if (!under) return under.error();
+  Run run(options, std::move(under).value(), progress);
+  ExplainedCases out;
+  out.examples = run.explainRequests(requests);
+  out.valuesDir = run.valuesDir();
+  return out;
+}
+
+std::string caseShape(const RunOptions& options, const std::string& op, std::uint64_t index) {
+  const OpInfo* subject = findSubject(op);
+  if (!subject) return "";
+  return toString(
+      drawCase(*subject, GenConfig::forDevice(options.device), options.seed, index).value().shape);
 }
 
 }  // namespace tapecheck::conformance

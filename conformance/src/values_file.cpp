@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tapecheck/vectors/vector_file.h"
+
 namespace tapecheck::conformance {
 namespace {
 
@@ -60,11 +62,12 @@ std::string caseVectorJson(const TestCase& c, const Outcome& expected, const Vec
   json notes = json::object();
   for (const std::string& f : info.flags)
     notes[f] = {{"description", "a value fill of tapecheck run's generators (conformance/README.md)"}};
-  json doc = {{"schema", info.program ? "tapecheck-program-case-v1" : "tapecheck-vectors-v1"},
+  json doc = {{"schema", info.program ? vectors::kProgramCaseSchemaName : vectors::kSchemaName},
               {"op", c.op},
               {"generator",
                {{"name", "tapecheck run"}, {"version", "1"}, {"provenance", info.provenance}}},
-              {"header", {"A case written by tapecheck run because the kernels under test failed it."}},
+              {"header", {"A case written by tapecheck run for its reproducer: the kernels under test "
+                          "failed it, or their error on it grew; the comment says which."}},
               {"notes", notes},
               {"numberOfTests", 1},
               {"tests", json::array({test})}};

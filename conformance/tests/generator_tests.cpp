@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 #include <rapidcheck/catch.h>
 
+#include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "tapecheck/conformance/generators.h"
 #include "tapecheck/conformance/runner.h"
@@ -39,12 +41,69 @@ TEST_CASE("generated shapes stay within the element budget and the row limit", "
     const GenConfig config = GenConfig::forDevice(d);
     for (const OpInfo* op : everySubject())
       for (std::uint64_t i = 0; i < 60; ++i) {
+        if (config.isLaunchEdgeCase(*op, i)) continue;  // the next test's
         const CaseParams p = drawCase(*op, config, 11, i).value();
         INFO(op->name << " case " << i << ": " << describe(p));
         CHECK(p.shape.size() <= 4);
         CHECK(sizeOf(p.shape) <= elementCap(config, i));
         CHECK(rowDim(*op, p) <= config.maxRow);
       }
+  }
+}
+
+TEST_CASE("every device draws launch-size edges: rows or row length past 2^16, cheap",
+          "[generators]") {
+  for (tapecheck::device::DeviceKind d :
+       {tapecheck::device::DeviceKind::Cpu, tapecheck::device::DeviceKind::Cuda}) {
+    const GenConfig config = GenConfig::forDevice(d);
+    std::set<Dim> edges;
+    for (const OpInfo* op : everySubject()) {
+      std::uint64_t drawn = 0;
+      for (std::uint64_t i = 0; i < 1000; ++i) {
+        if (!config.isLaunchEdgeCase(*op, i)) continue;
+        ++drawn;
+        const CaseParams p = drawCase(*op, config, 11, i).value();
+        INFO(op->name << " case " << i << ": " << describe(p));
+        REQUIRE(p.shape.size() == 2);
+        const Dim wide = std::max(p.shape[0], p.shape[1]);
+        const Dim narrow = std::min(p.shape[0], p.shape[1]);
+        CHECK(wide >= 65535);
+        CHECK(narrow <= 2);  // one or two columns (or rows): cheap whatever the budget
+        edges.insert(wide);
+      }
+      // Every op but the chained programs (whose cases check gradient flow, not launches).
+      CHECK(drawn == (op->program ? 0u : 31u));  // 11, 43, ..., 971
+    }
+    // Around 2^16 and beyond it.
+    CHECK(edges.count(65535) == 1);
+    CHECK(edges.count(65536) == 1);
+    CHECK(edges.count(65537) == 1);
+    CHECK(edges.count(131073) == 1);
+    CHECK(edges.count(1048577) == 1);
+  }
+  // A case of the first 24 (a short CI run) is one.
+  const OpInfo& softmax = *findOp("softmaxLast");
+  const CaseParams early = drawCase(softmax, GenConfig{}, 0, GenConfig{}.launchEdgeOffset).value();
+  CHECK(std::max(early.shape[0], early.shape[1]) >= 65535);
+  CHECK(GenConfig{}.launchEdgeOffset < 24);
+}
+
+TEST_CASE("a launch-size edge shrinks toward the smallest edge", "[generators]") {
+  const GenConfig config;
+  const OpInfo& op = *findOp("layerNorm");
+  for (std::uint64_t i = config.launchEdgeOffset; i < 600; i += config.launchEdgePeriod) {
+    rc::Shrinkable<CaseParams> drawn = drawCase(op, config, 5, i);
+    const Shape s = drawn.value().shape;
+    const Dim wide = std::max(s[0], s[1]);
+    if (wide == 65535) continue;
+    bool smaller = false;
+    auto shrinks = drawn.shrinks();
+    while (auto next = shrinks.next()) {
+      const Shape t = next->value().shape;
+      smaller = smaller || (t.size() == 2 && std::max(t[0], t[1]) < wide &&
+                            std::max(t[0], t[1]) >= 65535);
+    }
+    CHECK(smaller);
   }
 }
 
@@ -106,6 +165,7 @@ TEST_CASE("shrinking reaches the smallest shape that still fails", "[generators]
   };
   int shrunk = 0;
   for (std::uint64_t i = 20; i < 200 && shrunk < 5; ++i) {
+    if (config.isLaunchEdgeCase(op, i)) continue;  // they shrink among the edges (above)
     rc::Shrinkable<CaseParams> current = drawCase(op, config, 1, i);
     if (!fails(current.value())) continue;
     for (bool moved = true; moved;) {

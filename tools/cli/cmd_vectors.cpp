@@ -1,4 +1,5 @@
 // tapecheck vectors check | generate | import-paramio (DESIGN.md section 5).
+#include <algorithm>
 #include <iostream>
 #include <optional>
 
@@ -21,7 +22,8 @@ namespace {
 
 const char* kVectorsSynopsis =
     "usage: tapecheck vectors check [--target reference|device] [--kernels aten|cuda|PATH.so]\n"
-    "                               [--device cpu|cuda] [--junit FILE] [--verbose] PATH...\n"
+    "                               [--device cpu|cuda] [--tcid N] [--junit FILE] [--verbose]\n"
+    "                               PATH...\n"
     "       tapecheck vectors generate [--op OP] [--out DIR]\n"
     "       tapecheck vectors import-paramio FILE.json\n";
 
@@ -39,7 +41,8 @@ const char* kVectorsHelp =
 
 const char* kCheckSynopsis =
     "usage: tapecheck vectors check [--target reference|device] [--kernels aten|cuda|PATH.so]\n"
-    "                               [--device cpu|cuda] [--junit FILE] [--verbose] PATH...\n";
+    "                               [--device cpu|cuda] [--tcid N] [--junit FILE] [--verbose]\n"
+    "                               PATH...\n";
 
 const char* kCheckHelp =
     "usage: tapecheck vectors check [options] PATH...\n"
@@ -47,7 +50,8 @@ const char* kCheckHelp =
     "Checks golden-vector files against the multi-precision reference or against the kernels\n"
     "under test. Each PATH is a file or a folder (every *.json under it, sorted). Every file is\n"
     "read and validated before any vector runs. Prints a line per failing vector,\n"
-    "FAILED FILE tcId N (OP): REASON, the totals per op and a summary line on stdout.\n"
+    "FAILED FILE tcId N (OP): REASON, the totals per op and a summary line on stdout. Files\n"
+    "tapecheck run writes for failing cases (a chained program's too) are checked the same way.\n"
     "\n"
     "options:\n"
     "  --target reference|device\n"
@@ -60,7 +64,10 @@ const char* kCheckHelp =
     "                        (default: cuda when a GPU is visible, else cpu)\n"
     "  --junit FILE          also write JUnit XML to FILE, a test suite per file and a test case\n"
     "                        per vector, for CI systems (default: none)\n"
-    "  --verbose             a line for every vector, passing or not (default: failing ones)\n"
+    "  --tcid N              check only the tests with tcId N of each file; no such test in\n"
+    "                        any file is exit 2 (default: every test)\n"
+    "  --verbose             a line for every vector, passing or not, with its error\n"
+    "                        (default: failing ones)\n"
     "  -h, --help            print this help and exit\n"
     "\n"
     "exit status: 0 every vector passed, 1 a vector failed, 2 usage error or unreadable or\n"
@@ -114,13 +121,20 @@ int checkCommand(const Words& words) {
   const auto usage = [](const std::string& message) {
     return usageError("tapecheck vectors check", message, kCheckSynopsis);
   };
-  auto args = parseArgs(words, {{"--target", "--kernels", "--device", "--junit"}, {"--verbose"}});
+  auto args = parseArgs(words, {{"--target", "--kernels", "--device", "--tcid", "--junit"},
+                                {"--verbose"}});
   if (!args) return usage(args.message());
   const ParsedArgs& a = args.value();
   if (a.positional.empty()) return usage("check needs at least one file or folder");
 
   vectors::VectorCheckOptions options;
   options.verbose = a.has("--verbose");
+  std::optional<std::uint64_t> onlyTcId;
+  if (auto id = a.get("--tcid")) {
+    auto n = parseUnsigned("--tcid", *id);
+    if (!n) return usage(n.message());
+    onlyTcId = n.value();
+  }
   std::string checkCommand = "tapecheck vectors check";  // what reproduces one file's check
   const std::string target = a.get("--target").value_or("reference");
   if (target == "reference") {
@@ -156,6 +170,20 @@ int checkCommand(const Words& words) {
     auto f = vectors::loadVectorFile(path);
     if (!f) return unusable(f.message());
     loaded.push_back(std::move(f).value());
+  }
+  if (onlyTcId) {
+    // The files were validated whole; only the named test of each runs.
+    std::size_t kept = 0;
+    for (vectors::VectorFile& f : loaded) {
+      auto& tests = f.tests;
+      tests.erase(std::remove_if(tests.begin(), tests.end(),
+                                 [&](const vectors::VectorTest& t) { return t.tcId != *onlyTcId; }),
+                  tests.end());
+      kept += tests.size();
+    }
+    if (kept == 0)
+      return unusable("no test with tcId " + std::to_string(*onlyTcId) + " in the given files");
+    checkCommand += " --tcid " + std::to_string(*onlyTcId);
   }
   const std::optional<std::string> junitPath = a.get("--junit");
   if (junitPath)

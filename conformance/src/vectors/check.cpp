@@ -104,7 +104,7 @@ Comparison compare(const Outcome& o, const Expected& e, const Scale& scale, doub
 
 // The op's floor rule on the expected outcome (empty when the op has none).
 conformance::Floors opFloors(const VectorTest& t) {
-  const conformance::OpInfo* op = conformance::findOp(t.testCase.op);
+  const conformance::OpInfo* op = conformance::findSubject(t.testCase.op);
   if (!op || !op->floors || !t.expected.value) return {};
   Outcome expected;
   expected.value = *t.expected.value;
@@ -138,7 +138,7 @@ struct Verdict {
 // The device: the conformance judge with the vector's expected outcome as the reference.
 Verdict judgeOnDevice(const VectorTest& t, const Outcome& o) {
   Verdict v;
-  const conformance::OpInfo* op = conformance::findOp(t.testCase.op);
+  const conformance::OpInfo* op = conformance::findSubject(t.testCase.op);
   Outcome expected;
   expected.value = *t.expected.value;
   if (t.expected.grads) expected.grads = *t.expected.grads;
@@ -184,9 +184,11 @@ Verdict judgeTest(const VectorFile& f, const VectorTest& t, const Outcome& o, Ta
     case Expectation::Invalid:
       if (!o.error) {
         v.passed = false;
+        v.maxUlps = std::numeric_limits<double>::infinity();
         v.reason = "expected error \"" + *e.error + "\", but the call succeeded";
       } else if (*o.error != *e.error) {
         v.passed = false;
+        v.maxUlps = std::numeric_limits<double>::infinity();
         v.reason = "expected error \"" + *e.error + "\", got \"" + *o.error + "\"";
       } else {
         v.detail = "error as expected";
@@ -200,6 +202,7 @@ Verdict judgeTest(const VectorFile& f, const VectorTest& t, const Outcome& o, Ta
   }
   if (o.error) {
     v.passed = false;
+    v.maxUlps = std::numeric_limits<double>::infinity();
     v.reason = "expected a value, got error \"" + *o.error + "\"";
     return v;
   }
@@ -264,6 +267,12 @@ Result<VectorCheckResult> checkVectorFiles(const std::vector<VectorFile>& files,
       }
 
       totals.errorsUlps.insert(totals.errorsUlps.end(), v.groups.begin(), v.groups.end());
+      if (totals.worstFile.empty() || v.maxUlps > totals.worstUlps ||
+          (std::isnan(v.maxUlps) && !std::isnan(totals.worstUlps))) {
+        totals.worstFile = f.path;
+        totals.worstTcId = t.tcId;
+        totals.worstUlps = v.maxUlps;
+      }
       if (!std::isinf(v.maxUlps)) totals.maxErrorUlps = std::max(totals.maxErrorUlps, v.maxUlps);
       if (v.mistrusted) ++totals.mistrusted;
       if (v.passed) {
@@ -273,7 +282,7 @@ Result<VectorCheckResult> checkVectorFiles(const std::vector<VectorFile>& files,
         if (std::isinf(v.maxUlps)) totals.maxErrorUlps = v.maxUlps;
         ++r.failed;
         ++totals.failed;
-        r.failures.push_back(VectorFailure{f.path, f.op, t.tcId, v.reason});
+        r.failures.push_back(VectorFailure{f.path, f.op, t.tcId, v.reason, v.maxUlps});
       }
       if (options.verbose)
         log << (v.passed ? "PASSED " : "FAILED ") << f.path << " tcId " << t.tcId << " ("
@@ -281,11 +290,12 @@ Result<VectorCheckResult> checkVectorFiles(const std::vector<VectorFile>& files,
             << "): " << (v.passed ? v.detail : v.reason) << binary64Note << "\n";
     }
   }
-  // Per-op totals in registry order.
+  // Per-op totals in registry order, the ops' then the programs' (a program's case file).
   std::vector<VectorOpTotals> ordered;
-  for (const auto& op : conformance::opRegistry())
-    for (auto& t : r.perOp)
-      if (t.op == op.name) ordered.push_back(std::move(t));
+  for (const auto* registry : {&conformance::opRegistry(), &conformance::programRegistry()})
+    for (const auto& op : *registry)
+      for (auto& t : r.perOp)
+        if (t.op == op.name) ordered.push_back(std::move(t));
   r.perOp = std::move(ordered);
   return r;
 }

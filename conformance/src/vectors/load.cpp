@@ -419,16 +419,20 @@ class Reader {
   Result<VectorFile> file(const Json& j) {
     TRY_STATUS(object(j, "", schema::kFile));
     TRY_ASSIGN(schemaName, string(j.at("schema"), "schema"));
-    if (schemaName != kSchemaName)
-      return fail("schema", "'" + schemaName + "' is not '" + kSchemaName + "'");
+    if (schemaName != kSchemaName && schemaName != kProgramCaseSchemaName)
+      return fail("schema", "'" + schemaName + "' is not '" + kSchemaName + "' (nor '" +
+                                kProgramCaseSchemaName + "', a chained program's case)");
+    const bool program = schemaName == kProgramCaseSchemaName;
     VectorFile f;
     f.path = label_;
     TRY_ASSIGN(opName, string(j.at("op"), "op"));
-    const conformance::OpInfo* op = conformance::findOp(opName);
-    if (!op) {
+    const conformance::OpInfo* op = conformance::findSubject(opName);
+    if (!op || op->program != program) {
       std::vector<std::string> names;
-      for (const auto& o : conformance::opRegistry()) names.push_back(o.name);
-      return fail("op", "'" + opName + "' is not a registry operation (one of " +
+      for (const auto& o : program ? conformance::programRegistry() : conformance::opRegistry())
+        names.push_back(o.name);
+      return fail("op", "'" + opName + "' is not a registry " +
+                            (program ? "program" : "operation") + " (one of " +
                             joinNames(names) + ")");
     }
     f.op = opName;

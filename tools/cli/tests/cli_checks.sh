@@ -104,9 +104,10 @@ case "$check" in
       case $1 in
         run) echo --device --kernels --ops --cases --seed --json --junit --case --vectors --out \
                --shard --no-shrink --jobs ;;
-        "vectors check") echo --target --kernels --device --junit --verbose ;;
+        "vectors check") echo --target --kernels --device --tcid --junit --verbose ;;
         "vectors generate") echo --op --out ;;
-        certify) echo --kernels --out --device --baseline --cases --seed --shard --jobs --junit ;;
+        certify) echo --kernels --out --device --baseline --compare-summaries --cases --seed \
+                   --shard --jobs --junit ;;
       esac
     }
     for cmd in run "vectors check" "vectors generate" certify; do
@@ -193,6 +194,19 @@ case "$check" in
     stderr_has "tapecheck run: 0% (0/"
     stdout_lacks "% ("
     stdout_has "tests:"
+    ;;
+
+  vectors-check-tcid)  # --tcid N checks only that test of each file
+    # tcId 1 of the file passes, tcIds 2 to 7 fail (the file's header says so).
+    file="$DATA/fail/softmaxLast-off.json"
+    expect 0 120 "$TAPECHECK" vectors check --tcid 1 "$file" || true
+    stdout_has "tests:1 passed:1 failed:0"
+    expect 1 120 "$TAPECHECK" vectors check --tcid 2 "$file" || true
+    stdout_has "FAILED $file tcId 2 "
+    stdout_has "tests:1 passed:0 failed:1"
+    expect 2 120 "$TAPECHECK" vectors check --tcid 99 "$file" || true
+    stderr_has "no test with tcId 99"
+    expect 2 120 "$TAPECHECK" vectors check --tcid two "$file" || true
     ;;
 
   junit-vectors)

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include <rapidcheck.h>
 
@@ -24,6 +25,17 @@ struct GenConfig {
   // CPU: 2^15 elements, rows up to 2^14 + 1 (a default run stays near a minute on two cores).
   // CUDA: 2^22 elements, rows up to 2^16 + 1 (the long-row paths of the kernels).
   static GenConfig forDevice(device::DeviceKind d);
+
+  // Launch-size edges, on every device: case `index` of an op (not of a program) with
+  // index % launchEdgePeriod == launchEdgeOffset is [E, 1 or 2] or [1 or 2, E] for an edge E
+  // (rows or row length around 2^16, where grid dimensions and 16-bit indices run out, and
+  // beyond), whatever the element budget: one or two columns keep it cheap. For the axis ops
+  // E is the number of slices (outer or inner), each one or two long. Shrinks toward the
+  // smallest edge.
+  std::vector<Dim> launchEdges = {65535, 65536, 65537, 131073, 1048577};
+  std::uint64_t launchEdgePeriod = 32;
+  std::uint64_t launchEdgeOffset = 11;
+  bool isLaunchEdgeCase(const OpInfo& op, std::uint64_t index) const;
 };
 
 // The element cap of case `index`: 64 doubling every second case up to maxElements, so the first
@@ -34,9 +46,9 @@ std::uint64_t elementCap(const GenConfig& config, std::uint64_t index);
 // smaller dims.
 rc::Gen<Shape> genShape(ShapeFamily family, std::uint64_t cap, std::uint64_t maxRow);
 
-// The parameters of case `index` of `op`: its shape, fill (the first 2 * |fills| cases take the
-// op's fills in order), k, axis, epsilon, which leaves require grad, and every 16th case a
-// malformed call.
+// The parameters of case `index` of `op`: its shape (a launch-size edge for the cases
+// GenConfig::isLaunchEdgeCase names), fill (the first 2 * |fills| cases take the op's fills in
+// order), k, axis, epsilon, which leaves require grad, and every 16th case a malformed call.
 rc::Gen<CaseParams> genCaseParams(const OpInfo& op, const GenConfig& config, std::uint64_t index);
 
 // Case `index` of `op` under `seed`, deterministically: the same arguments give the same case

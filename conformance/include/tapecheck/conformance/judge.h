@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -79,6 +80,12 @@ struct ReferencedVerdict {
 ReferencedVerdict judgeWithOracle(const OpInfo& op, const TestCase& c, const Outcome& actual,
                                   const Outcome& reference64, const TapeFactory& oracle,
                                   const TapeFactory& binary32 = {});
+// The same with the oracle's outcome from `oracleOutcome`, called only when the oracle is
+// consulted: a caller judging several outcomes of one case evaluates the oracle once.
+ReferencedVerdict judgeWithOracleOutcome(const OpInfo& op, const TestCase& c,
+                                         const Outcome& actual, const Outcome& reference64,
+                                         const std::function<Outcome()>& oracleOutcome,
+                                         const TapeFactory& binary32 = {});
 
 // The element-wise part, for one output: exposed for golden-vector checks and tests. Floors are
 // raised to 2^-126, where binary32's ulp stops shrinking (subnormals are 2^-149 apart).

@@ -23,6 +23,14 @@ struct CaseExample {
   double errorUlps = 0;
 };
 
+// One judged case of a pass, in case-index order: what pairing a run's cases with a baseline's
+// needs.
+struct CaseResult {
+  std::uint64_t index = 0;  // the case index (`tapecheck run --case`)
+  double ulps = 0;          // its error in this pass (errors: 0, or infinity when it failed)
+  Status status = Status::Passed;
+};
+
 // One (op, pass) of the run: pass is "fwd", "bwd", "vectors" or "errors".
 struct PassStats {
   std::string op;
@@ -36,7 +44,20 @@ struct PassStats {
   double meanUlps = 0;
   double budgetUlps = 0;
   std::vector<double> errorsUlps;     // every judged error, for histograms
+  std::vector<double> failedErrorsUlps;  // the errors of the failing cases among them
+  std::vector<CaseResult> caseResults;   // fwd, bwd, errors: every judged case, by index
   std::vector<CaseExample> examples;  // failures (worst first), a few at most
+  CaseExample worst;  // vectors: the test with the largest error, failing or not ("" group: none)
+};
+
+// The generated cases of one op or program: what replaying them and pairing them with a
+// baseline's needs.
+struct SubjectCases {
+  std::string op;
+  std::uint64_t cases = 0;                  // the run's case indices are 0 .. cases - 1
+  std::vector<std::uint64_t> indices;       // those this run evaluated (a shard: its share)
+  std::vector<std::uint64_t> fingerprints;  // case_fingerprint.h, one per evaluated index
+  std::vector<std::string> shapeClasses;    // one per evaluated index
 };
 
 // One case group: (op, pass, shape class), the unit of a benchdnn-style status line.
@@ -68,7 +89,10 @@ struct RunReport {
   std::uint64_t casesPerOp = 0;
   std::vector<PassStats> passes;
   std::vector<GroupStats> groups;  // in registry order, then pass, then shape class
-  std::string valuesDir;           // where failing inputs were written
+  std::vector<SubjectCases> subjects;  // in registry order, every subject that ran cases
+  // Where failing inputs were written: --out, or a folder made for this run when the first file
+  // was written; empty when no file was written and no folder given.
+  std::string valuesDir;
   // Totals over every judged case, as in the summary line.
   std::uint64_t tests = 0, passed = 0, failed = 0, mistrusted = 0, skipped = 0;
 };

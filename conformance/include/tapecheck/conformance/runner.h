@@ -36,7 +36,9 @@ struct RunOptions {
 
   // --- beyond the command line's contract (all optional) -----------------------------------
   std::optional<std::uint64_t> onlyCase;       // run only this case index of each selected op
-  std::string valuesDir;                       // failing inputs go here; empty: a temp folder
+  // Failing inputs go here. Empty: a folder of this run's own, made under $TMPDIR when the
+  // first file is written (tapecheck-run-KERNELS-DEVICE-seedS-XXXXXX); the report names it.
+  std::string valuesDir;
   bool shrink = true;                          // shrink the worst case of each failing group
   std::uint64_t shrinkEvaluations = 48;        // at most this many evaluations per group
   double progressSeconds = 3;                  // a progress line at most this often
@@ -64,5 +66,32 @@ Result<std::vector<const OpInfo*>> selectSubjects(const std::vector<std::string>
 // returned report holds every figure. An Error means the run could not happen (unusable kernels,
 // unreadable vectors, unknown op): exit 2.
 Result<RunReport> runConformance(const RunOptions& options, std::ostream& progress);
+
+// A case to explain beyond the failing ones a run explains itself: the worst case of a pass
+// whose error grew against a baseline. It is run again, its inputs written out, and it is shrunk
+// while its error in `pass` stays above `aboveUlps`.
+struct CaseToExplain {
+  std::string op;
+  std::string pass;          // "fwd" or "bwd"
+  std::string shapeClass;    // for the example's group name
+  std::uint64_t index = 0;
+  double aboveUlps = 0;
+  std::string label;         // what makes it notable, e.g. "error growth"
+};
+
+// For each request, in order: the case itself and, when shrinking found a smaller one, that one
+// too (CaseExamples with reproducers), as a run with `options` would have drawn them. Values go
+// to options.valuesDir (or a folder of its own, as for runConformance).
+struct ExplainedCases {
+  std::vector<std::vector<CaseExample>> examples;
+  std::string valuesDir;  // where the values files went; empty when none was written
+};
+Result<ExplainedCases> explainCases(const RunOptions& options,
+                                    const std::vector<CaseToExplain>& requests,
+                                    std::ostream& progress);
+
+// The shape of case `index` of `op` as a run with `options` draws it ("[3,1025]"), for reasons
+// that name a case; empty for an unknown op.
+std::string caseShape(const RunOptions& options, const std::string& op, std::uint64_t index);
 
 }  // namespace tapecheck::conformance

@@ -19,6 +19,8 @@ struct VectorFailure {
   std::string op;
   std::uint64_t tcId = 0;
   std::string reason;
+  double errorUlps = 0;  // the test's worst judged error; infinity for a wrong outcome kind
+                         // (an error where a value was due, or the other way round)
 };
 
 // Per-op totals of one check, so runs and certificates can report them per op.
@@ -28,6 +30,9 @@ struct VectorOpTotals {
   double maxErrorUlps = 0;          // worst judged distance (binary64 ulps for the reference,
                                     // binary32 units for the device)
   std::vector<double> errorsUlps;   // one per judged number group, for histograms
+  std::string worstFile;            // the test with the largest error (none while worstFile is
+  std::uint64_t worstTcId = 0;      // empty): file and tcId
+  double worstUlps = 0;
   // Device target only: passed tests whose outputs the conformance judge MISTRUSTs (mostly
   // zeros, or zeros on both sides); counted among `passed`.
   std::uint64_t mistrusted = 0;

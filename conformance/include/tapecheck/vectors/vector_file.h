@@ -13,6 +13,9 @@
 namespace tapecheck::vectors {
 
 inline constexpr const char* kSchemaName = "tapecheck-vectors-v1";
+// A chained program's case (conformance/values_file.h): the same layout, its `op` a program of
+// the registry, its call and attrs the program's arguments.
+inline constexpr const char* kProgramCaseSchemaName = "tapecheck-program-case-v1";
 
 // `result` of a test.
 enum class Expectation { Valid, Invalid, Acceptable };
