@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <limits>
 
+#include "tapecheck/certify/sha256.h"
 #include "tapecheck/conformance/error_stats.h"
 
 namespace tapecheck::certify {
@@ -27,6 +29,17 @@ ErrorSummary summarizeErrors(std::vector<double> errors) {
   return s;
 }
 
+std::string deviceKindOf(const std::string& deviceLine) {
+  for (const char* kind : {"cuda", "cpu"}) {
+    const std::string k = kind;
+    if (deviceLine.compare(0, k.size(), k) == 0 &&
+        (deviceLine.size() == k.size() || deviceLine[k.size()] == ':' ||
+         deviceLine[k.size()] == ' '))
+      return k;
+  }
+  return "";
+}
+
 const OpRecord* Certificate::findOp(const std::string& name) const {
   for (const OpRecord& op : ops)
     if (op.op == name) return &op;
@@ -40,12 +53,77 @@ const PassRecord* Certificate::findPass(const std::string& op, const std::string
   return nullptr;
 }
 
+namespace {
+
+char statusLetter(conformance::Status s) {
+  switch (s) {
+    case conformance::Status::Passed: return kCasePassed;
+    case conformance::Status::Failed: return kCaseFailed;
+    case conformance::Status::Mistrusted: return kCaseMistrusted;
+    case conformance::Status::Skipped: return kCaseSkipped;
+  }
+  return kCaseNotJudged;
+}
+
+// The case log of one subject, from the cases its run evaluated.
+CaseLog caseLogOf(const conformance::SubjectCases& subject) {
+  CaseLog log;
+  log.cases = subject.cases;
+  log.caseShapeClass.assign(log.cases, -1);
+  log.fingerprints.assign(log.cases, 0);
+  for (std::size_t k = 0; k < subject.indices.size(); ++k) {
+    const std::uint64_t i = subject.indices[k];
+    if (i >= log.cases) continue;
+    const std::string& cls = subject.shapeClasses[k];
+    auto it = std::find(log.shapeClasses.begin(), log.shapeClasses.end(), cls);
+    if (it == log.shapeClasses.end()) it = log.shapeClasses.insert(log.shapeClasses.end(), cls);
+    log.caseShapeClass[i] = static_cast<std::int32_t>(it - log.shapeClasses.begin());
+    log.fingerprints[i] = subject.fingerprints[k];
+  }
+  computeCaseDigest(log);
+  return log;
+}
+
+// The per-case results of a pass, laid out by case index.
+void addCaseResults(PassRecord& p, const CaseLog& log,
+                    const std::vector<conformance::CaseResult>& results) {
+  if (p.caseStatus.empty()) {
+    p.caseUlps.assign(log.cases, 0.0);
+    p.caseStatus.assign(log.cases, kCaseNotJudged);
+  }
+  for (const conformance::CaseResult& r : results) {
+    if (r.index >= log.cases) continue;
+    p.caseUlps[r.index] = r.ulps;
+    p.caseStatus[r.index] = statusLetter(r.status);
+  }
+}
+
+}  // namespace
+
+std::string fingerprintText(std::uint64_t fingerprint) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(fingerprint));
+  return text;
+}
+
+void computeCaseDigest(CaseLog& log) {
+  log.digest.clear();
+  if (log.caseShapeClass.size() != log.cases || log.fingerprints.size() != log.cases) return;
+  Sha256 h;
+  for (std::uint64_t i = 0; i < log.cases; ++i) {
+    if (log.caseShapeClass[i] < 0) return;
+    h.update(fingerprintText(log.fingerprints[i]) + "\n");
+  }
+  log.digest = h.hexDigest();
+}
+
 Certificate certificateFromReport(const conformance::RunReport& report, Identity identity) {
   Certificate cert;
   identity.kernelsName = report.kernelsName;
   identity.kernelsVersion = report.kernelsVersion;
   identity.kernelsSource = report.kernelsSource;
   identity.device = report.device;
+  if (identity.deviceKind.empty()) identity.deviceKind = deviceKindOf(report.device);
   identity.seed = report.seed;
   identity.casesPerOp = report.casesPerOp;
   cert.identity = std::move(identity);
@@ -85,11 +163,38 @@ Certificate certificateFromReport(const conformance::RunReport& report, Identity
       p.meanUlps = std::max(p.meanUlps, stats.meanUlps);
     }
     p.errorsUlps.insert(p.errorsUlps.end(), stats.errorsUlps.begin(), stats.errorsUlps.end());
+    p.failedErrorsUlps.insert(p.failedErrorsUlps.end(), stats.failedErrorsUlps.begin(),
+                              stats.failedErrorsUlps.end());
     p.examples.insert(p.examples.end(), stats.examples.begin(), stats.examples.end());
+    if (!stats.worst.group.empty() &&
+        (!p.worst || !(stats.worst.errorUlps <= p.worst->errorUlps)))
+      p.worst = stats.worst;
+  }
+  for (const conformance::SubjectCases& subject : report.subjects) {
+    auto op = std::find_if(cert.ops.begin(), cert.ops.end(),
+                           [&](const OpRecord& o) { return o.op == subject.op; });
+    if (op == cert.ops.end()) continue;
+    op->caseLog = caseLogOf(subject);
+    for (const conformance::PassStats& stats : report.passes) {
+      if (stats.op != subject.op || stats.pass == "vectors") continue;
+      for (PassRecord& p : op->passes)
+        if (p.pass == stats.pass) addCaseResults(p, *op->caseLog, stats.caseResults);
+    }
   }
   finalizePassFigures(cert.ops);
   cert.created = utcTimestamp();
   return cert;
+}
+
+void sortWorstFirst(std::vector<conformance::CaseExample>& examples) {
+  // A NaN error is no number at all: it sorts as the worst, never breaking the order.
+  const auto key = [](double e) {
+    return std::isnan(e) ? std::numeric_limits<double>::infinity() : e;
+  };
+  std::stable_sort(examples.begin(), examples.end(),
+                   [&](const conformance::CaseExample& a, const conformance::CaseExample& b) {
+                     return key(a.errorUlps) > key(b.errorUlps);
+                   });
 }
 
 void finalizePassFigures(std::vector<OpRecord>& ops) {
@@ -103,10 +208,7 @@ void finalizePassFigures(std::vector<OpRecord>& ops) {
         p.p99Ulps = s.p99Ulps;
         p.meanUlps = s.meanUlps;
       }
-      std::stable_sort(p.examples.begin(), p.examples.end(),
-                       [](const conformance::CaseExample& a, const conformance::CaseExample& b) {
-                         return a.errorUlps > b.errorUlps;
-                       });
+      sortWorstFirst(p.examples);
       if (p.examples.size() > kMaxExamplesPerPass) p.examples.resize(kMaxExamplesPerPass);
     }
   }

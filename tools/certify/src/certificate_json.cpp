@@ -1,6 +1,8 @@
 #include "tapecheck/certify/certificate_json.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -36,6 +38,43 @@ J ulpsTo(double ulps) {
   return ulps;
 }
 
+// A per-case error as certificates keep it: 4 significant digits (enough to compare errors
+// with a factor of 2; it keeps a certificate of thousands of cases per op small).
+double compactUlps(double ulps) {
+  if (!std::isfinite(ulps) || ulps == 0) return ulps;
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", ulps);
+  return std::strtod(text, nullptr);
+}
+
+template <class J>
+J ulpsListTo(const std::vector<double>& list) {
+  J out = J::array();
+  for (double e : list) out.push_back(ulpsTo<J>(e));
+  return out;
+}
+
+template <class J>
+J exampleTo(const conformance::CaseExample& e) {
+  return {{"group", e.group},
+          {"shape", e.shape},
+          {"reason", e.reason},
+          {"reproducer", e.reproducer},
+          {"valuesFile", e.valuesFile},
+          {"errorUlps", ulpsTo<J>(e.errorUlps)}};
+}
+
+conformance::CaseExample exampleFromJson(const json& e) {
+  conformance::CaseExample x;
+  x.group = e.at("group").get<std::string>();
+  x.shape = e.at("shape").get<std::string>();
+  x.reason = e.at("reason").get<std::string>();
+  x.reproducer = e.at("reproducer").get<std::string>();
+  x.valuesFile = e.at("valuesFile").get<std::string>();
+  x.errorUlps = ulpsFromJson(e.at("errorUlps"));
+  return x;
+}
+
 template <class J>
 J passToJson(const PassRecord& p, bool withErrors) {
   J j = {{"pass", p.pass},
@@ -50,20 +89,76 @@ J passToJson(const PassRecord& p, bool withErrors) {
             {"verdict", verdictWord(p.verdict)},
             {"reasons", reasonsToJson<J>(p.reasons)}};
   J examples = J::array();
-  for (const conformance::CaseExample& e : p.examples)
-    examples.push_back({{"group", e.group},
-                        {"shape", e.shape},
-                        {"reason", e.reason},
-                        {"reproducer", e.reproducer},
-                        {"valuesFile", e.valuesFile},
-                        {"errorUlps", ulpsTo<J>(e.errorUlps)}});
+  for (const conformance::CaseExample& e : p.examples) examples.push_back(exampleTo<J>(e));
   j["examples"] = std::move(examples);
+  if (p.worst) j["worst"] = exampleTo<J>(*p.worst);
+  if (!p.caseStatus.empty()) {
+    J ulps = J::array();
+    for (std::size_t i = 0; i < p.caseStatus.size(); ++i) {
+      if (p.caseStatus[i] == kCaseNotJudged)
+        ulps.push_back(nullptr);
+      else
+        ulps.push_back(ulpsTo<J>(compactUlps(i < p.caseUlps.size() ? p.caseUlps[i] : 0.0)));
+    }
+    j["caseUlps"] = std::move(ulps);
+    j["caseStatus"] = p.caseStatus;
+  }
   if (withErrors) {
-    J errors = J::array();
-    for (double e : p.errorsUlps) errors.push_back(ulpsTo<J>(e));
-    j["errorsUlps"] = std::move(errors);
+    j["errorsUlps"] = ulpsListTo<J>(p.errorsUlps);
+    j["failedErrorsUlps"] = ulpsListTo<J>(p.failedErrorsUlps);
   }
   return j;
+}
+
+template <class J>
+J caseLogToJson(const CaseLog& log, bool withFingerprints) {
+  J j = J::object();
+  j["cases"] = log.cases;
+  if (!log.digest.empty()) j["digest"] = log.digest;
+  J classes = J::array();
+  for (const std::string& c : log.shapeClasses) classes.push_back(c);
+  j["shapeClasses"] = std::move(classes);
+  J perCase = J::array();
+  for (std::int32_t c : log.caseShapeClass) perCase.push_back(c);
+  j["caseShapeClass"] = std::move(perCase);
+  if (withFingerprints) {
+    J prints = J::array();
+    for (std::size_t i = 0; i < log.fingerprints.size(); ++i) {
+      if (i < log.caseShapeClass.size() && log.caseShapeClass[i] < 0)
+        prints.push_back(nullptr);
+      else
+        prints.push_back(fingerprintText(log.fingerprints[i]));
+    }
+    j["fingerprints"] = std::move(prints);
+  }
+  return j;
+}
+
+Result<CaseLog> caseLogFromJson(const json& j, const std::string& op) {
+  CaseLog log;
+  log.cases = j.at("cases").get<std::uint64_t>();
+  if (j.contains("digest")) log.digest = j.at("digest").get<std::string>();
+  for (const json& c : j.at("shapeClasses")) log.shapeClasses.push_back(c.get<std::string>());
+  for (const json& c : j.at("caseShapeClass")) {
+    const std::int64_t v = c.get<std::int64_t>();
+    if (v >= static_cast<std::int64_t>(log.shapeClasses.size()))
+      return Error{"op " + op + ": caseShapeClass names class " + std::to_string(v) + " of " +
+                   std::to_string(log.shapeClasses.size())};
+    log.caseShapeClass.push_back(static_cast<std::int32_t>(v));
+  }
+  if (log.caseShapeClass.size() != log.cases)
+    return Error{"op " + op + ": caseShapeClass holds " +
+                 std::to_string(log.caseShapeClass.size()) + " entries for " +
+                 std::to_string(log.cases) + " cases"};
+  if (j.contains("fingerprints")) {
+    for (const json& f : j.at("fingerprints"))
+      log.fingerprints.push_back(f.is_null() ? 0 : std::stoull(f.get<std::string>(), nullptr, 16));
+    if (log.fingerprints.size() != log.cases)
+      return Error{"op " + op + ": fingerprints holds " +
+                   std::to_string(log.fingerprints.size()) + " entries for " +
+                   std::to_string(log.cases) + " cases"};
+  }
+  return log;
 }
 
 PassRecord passFromJson(const json& j) {
@@ -79,33 +174,47 @@ PassRecord passFromJson(const json& j) {
   p.budgetUlps = ulpsFromJson(j.at("budgetUlps"));
   p.verdict = verdictFromJson(j.at("verdict"));
   p.reasons = reasonsFromJson(j.at("reasons"));
-  for (const json& e : j.at("examples")) {
-    conformance::CaseExample x;
-    x.group = e.at("group").get<std::string>();
-    x.shape = e.at("shape").get<std::string>();
-    x.reason = e.at("reason").get<std::string>();
-    x.reproducer = e.at("reproducer").get<std::string>();
-    x.valuesFile = e.at("valuesFile").get<std::string>();
-    x.errorUlps = ulpsFromJson(e.at("errorUlps"));
-    p.examples.push_back(std::move(x));
-  }
+  for (const json& e : j.at("examples")) p.examples.push_back(exampleFromJson(e));
+  if (j.contains("worst")) p.worst = exampleFromJson(j.at("worst"));
   if (j.contains("errorsUlps"))
     for (const json& e : j.at("errorsUlps")) p.errorsUlps.push_back(ulpsFromJson(e));
+  if (j.contains("failedErrorsUlps"))
+    for (const json& e : j.at("failedErrorsUlps")) p.failedErrorsUlps.push_back(ulpsFromJson(e));
+  if (j.contains("caseStatus")) {
+    p.caseStatus = j.at("caseStatus").get<std::string>();
+    for (const json& e : j.at("caseUlps")) p.caseUlps.push_back(e.is_null() ? 0.0 : ulpsFromJson(e));
+  }
   return p;
 }
 
 template <class J>
 J changeToJson(const BaselineChange& c) {
-  return {{"op", c.op},
-          {"pass", c.pass},
-          {"kind", c.kind},
-          {"baselineFailures", c.baselineFailures},
-          {"failures", c.failures},
-          {"baselineMaxUlps", ulpsTo<J>(c.baselineMaxUlps)},
-          {"maxUlps", ulpsTo<J>(c.maxUlps)},
-          {"baselineP99Ulps", ulpsTo<J>(c.baselineP99Ulps)},
-          {"p99Ulps", ulpsTo<J>(c.p99Ulps)},
-          {"rejects", c.rejects}};
+  J j = {{"op", c.op},
+         {"pass", c.pass},
+         {"kind", c.kind},
+         {"baselineFailures", c.baselineFailures},
+         {"failures", c.failures},
+         {"baselineMaxUlps", ulpsTo<J>(c.baselineMaxUlps)},
+         {"maxUlps", ulpsTo<J>(c.maxUlps)},
+         {"baselineP99Ulps", ulpsTo<J>(c.baselineP99Ulps)},
+         {"p99Ulps", ulpsTo<J>(c.p99Ulps)},
+         {"rejects", c.rejects}};
+  if (c.pairedCases > 0) j["pairedCases"] = c.pairedCases;
+  if (!c.grown.empty()) {
+    J grown = J::array();
+    for (const ClassGrowth& g : c.grown)
+      grown.push_back({{"shapeClass", g.shapeClass},
+                       {"cases", g.cases},
+                       {"baselineMaxUlps", ulpsTo<J>(g.baselineMaxUlps)},
+                       {"maxUlps", ulpsTo<J>(g.maxUlps)},
+                       {"growthBoundUlps", ulpsTo<J>(g.growthBoundUlps)},
+                       {"worstCase", g.worstCase},
+                       {"worstCaseBaselineUlps", ulpsTo<J>(g.worstCaseBaselineUlps)},
+                       {"shape", g.shape},
+                       {"reproducer", g.reproducer}});
+    j["grown"] = std::move(grown);
+  }
+  return j;
 }
 
 BaselineChange changeFromJson(const json& j) {
@@ -120,6 +229,21 @@ BaselineChange changeFromJson(const json& j) {
   c.baselineP99Ulps = ulpsFromJson(j.at("baselineP99Ulps"));
   c.p99Ulps = ulpsFromJson(j.at("p99Ulps"));
   c.rejects = j.at("rejects").get<bool>();
+  if (j.contains("pairedCases")) c.pairedCases = j.at("pairedCases").get<std::uint64_t>();
+  if (j.contains("grown"))
+    for (const json& g : j.at("grown")) {
+      ClassGrowth x;
+      x.shapeClass = g.at("shapeClass").get<std::string>();
+      x.cases = g.at("cases").get<std::uint64_t>();
+      x.baselineMaxUlps = ulpsFromJson(g.at("baselineMaxUlps"));
+      x.maxUlps = ulpsFromJson(g.at("maxUlps"));
+      x.growthBoundUlps = ulpsFromJson(g.at("growthBoundUlps"));
+      x.worstCase = g.at("worstCase").get<std::uint64_t>();
+      x.worstCaseBaselineUlps = ulpsFromJson(g.at("worstCaseBaselineUlps"));
+      x.shape = g.at("shape").get<std::string>();
+      x.reproducer = g.at("reproducer").get<std::string>();
+      c.grown.push_back(std::move(x));
+    }
   return c;
 }
 
@@ -158,6 +282,7 @@ J certificateTo(const Certificate& cert) {
                   {"gitRevision", id.gitRevision}};
   j["corpus"] = {{"sha256", id.corpusSha256}, {"files", id.corpusFiles}};
   j["device"] = id.device;
+  if (!id.deviceKind.empty()) j["deviceKind"] = id.deviceKind;
   j["seed"] = id.seed;
   j["casesPerOp"] = id.casesPerOp;
   j["totals"] = {{"tests", cert.totals.tests},
@@ -169,11 +294,19 @@ J certificateTo(const Certificate& cert) {
     const BaselineInfo& b = *cert.baseline;
     J changes = J::array();
     for (const BaselineChange& c : cert.changes) changes.push_back(changeToJson<J>(c));
+    J notPaired = J::array();
+    for (const std::string& r : b.notPaired) notPaired.push_back(r);
     j["baseline"] = {{"sha256", b.sha256},
                      {"kernelsName", b.kernelsName},
                      {"kernelsVersion", b.kernelsVersion},
                      {"gitRevision", b.gitRevision},
                      {"corpusSha256", b.corpusSha256},
+                     {"device", b.device},
+                     {"deviceKind", b.deviceKind},
+                     {"seed", b.seed},
+                     {"casesPerOp", b.casesPerOp},
+                     {"comparison", b.comparison},
+                     {"notPaired", std::move(notPaired)},
                      {"growthFactor", b.growthFactor},
                      {"growthSlackUlps", b.growthSlackUlps},
                      {"changes", std::move(changes)}};
@@ -183,10 +316,12 @@ J certificateTo(const Certificate& cert) {
     J passes = J::array();
     for (const PassRecord& p : op.passes)
       passes.push_back(passToJson<J>(p, cert.shard.has_value()));
-    ops.push_back({{"op", op.op},
-                   {"verdict", verdictWord(op.verdict)},
-                   {"reasons", reasonsToJson<J>(op.reasons)},
-                   {"passes", std::move(passes)}});
+    J o = {{"op", op.op},
+           {"verdict", verdictWord(op.verdict)},
+           {"reasons", reasonsToJson<J>(op.reasons)},
+           {"passes", std::move(passes)}};
+    if (op.caseLog) o["caseLog"] = caseLogToJson<J>(*op.caseLog, cert.shard.has_value());
+    ops.push_back(std::move(o));
   }
   j["ops"] = std::move(ops);
   return j;
@@ -224,6 +359,8 @@ Result<Certificate> certificateFromJson(const json& doc) {
   id.corpusSha256 = doc.at("corpus").at("sha256").get<std::string>();
   id.corpusFiles = doc.at("corpus").at("files").get<std::uint64_t>();
   id.device = doc.at("device").get<std::string>();
+  id.deviceKind = doc.contains("deviceKind") ? doc.at("deviceKind").get<std::string>()
+                                             : deviceKindOf(id.device);
   id.seed = doc.at("seed").get<std::uint64_t>();
   id.casesPerOp = doc.at("casesPerOp").get<std::uint64_t>();
   const json& t = doc.at("totals");
@@ -254,6 +391,12 @@ Result<Certificate> certificateFromJson(const json& doc) {
     info.corpusSha256 = b.at("corpusSha256").get<std::string>();
     info.growthFactor = b.at("growthFactor").get<double>();
     info.growthSlackUlps = b.at("growthSlackUlps").get<double>();
+    if (b.contains("device")) info.device = b.at("device").get<std::string>();
+    if (b.contains("deviceKind")) info.deviceKind = b.at("deviceKind").get<std::string>();
+    if (b.contains("seed")) info.seed = b.at("seed").get<std::uint64_t>();
+    if (b.contains("casesPerOp")) info.casesPerOp = b.at("casesPerOp").get<std::uint64_t>();
+    if (b.contains("comparison")) info.comparison = b.at("comparison").get<std::string>();
+    if (b.contains("notPaired")) info.notPaired = reasonsFromJson(b.at("notPaired"));
     cert.baseline = info;
     for (const json& c : b.at("changes")) cert.changes.push_back(changeFromJson(c));
   }
@@ -263,12 +406,29 @@ Result<Certificate> certificateFromJson(const json& doc) {
     if (cert.findOp(op.op)) return Error{"op " + op.op + " is listed twice"};
     op.verdict = verdictFromJson(o.at("verdict"));
     op.reasons = reasonsFromJson(o.at("reasons"));
+    if (o.contains("caseLog")) {
+      Result<CaseLog> log = caseLogFromJson(o.at("caseLog"), op.op);
+      if (!log) return log.error();
+      op.caseLog = std::move(log).value();
+      if (cert.shard && op.caseLog->fingerprints.empty())
+        return Error{"shard certificate lacks the case fingerprints of " + op.op};
+    }
     for (const json& p : o.at("passes")) {
       PassRecord pass = passFromJson(p);
       for (const PassRecord& q : op.passes)
         if (q.pass == pass.pass) return Error{"op " + op.op + " lists pass " + q.pass + " twice"};
       if (cert.shard && !p.contains("errorsUlps"))
         return Error{"shard certificate lacks the error list of " + op.op + " " + pass.pass};
+      if (!pass.caseStatus.empty()) {
+        if (!op.caseLog || pass.caseStatus.size() != op.caseLog->cases ||
+            pass.caseUlps.size() != pass.caseStatus.size())
+          return Error{"op " + op.op + " pass " + pass.pass +
+                       ": caseStatus and caseUlps must hold one entry per case of the op's "
+                       "caseLog"};
+        if (pass.caseStatus.find_first_not_of("PFMS-") != std::string::npos)
+          return Error{"op " + op.op + " pass " + pass.pass +
+                       ": caseStatus holds a letter other than P, F, M, S and -"};
+      }
       op.passes.push_back(std::move(pass));
     }
     cert.ops.push_back(std::move(op));

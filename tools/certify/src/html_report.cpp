@@ -119,7 +119,7 @@ code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospac
 pre { background: #f6f8fa; padding: 6px 8px; border-radius: 4px; white-space: pre-wrap;
       word-break: break-all; margin: 2px 0; }
 ul.reasons li { color: #a40e26; margin: 2px 0; }
-.hist { display: inline-block; margin: 4px 16px 4px 0; vertical-align: top; }
+.hist { display: inline-block; margin: 4px 16px 4px 0; vertical-align: top; max-width: 100%; }
 .muted { color: #656d76; font-size: 12px; }
 )css";
 
@@ -172,13 +172,28 @@ Histogram histogramOf(const std::vector<double>& errorsUlps) {
 }
 
 std::string svgHistogram(const std::vector<double>& errorsUlps, double budgetUlps,
-                         const std::string& caption) {
+                         const std::string& caption,
+                         const std::vector<double>& failedErrorsUlps) {
   Histogram h = histogramOf(errorsUlps);
+  Histogram failed = histogramOf(failedErrorsUlps);
+  // Every bin that holds a failing error is drawn, even one the full list lacks.
+  if (failed.bins.size() > h.bins.size()) h.bins.resize(failed.bins.size(), 0);
+  for (std::size_t b = 0; b < failed.bins.size(); ++b) h.bins[b] = std::max(h.bins[b], failed.bins[b]);
+  h.nonFinite = std::max(h.nonFinite, failed.nonFinite);
+  failed.bins.resize(h.bins.size(), 0);
   const bool showBudget = budgetUlps > 0 && std::isfinite(budgetUlps);
-  if (showBudget && binOf(budgetUlps) >= h.bins.size()) h.bins.resize(binOf(budgetUlps) + 1, 0);
+  if (showBudget && binOf(budgetUlps) >= h.bins.size()) {
+    h.bins.resize(binOf(budgetUlps) + 1, 0);
+    failed.bins.resize(h.bins.size(), 0);
+  }
   const std::size_t columns = h.bins.size() + (h.nonFinite > 0 ? 1 : 0);
-  const double barW = 24, gap = 4, left = 40, top = 28, chartH = 110, bottom = 34;
-  const double width = left + columns * (barW + gap) + 16;
+  const double gap = 4, left = 40, top = 28, chartH = 110, bottom = 34, right = 16;
+  // Bars narrow as bins multiply, so the picture never outgrows kMaxHistogramWidth.
+  const double barW =
+      std::min(24.0, std::max(2.0, (kMaxHistogramWidth - left - right) / double(columns) - gap));
+  const double step = barW + gap;
+  const std::size_t labelEvery = static_cast<std::size_t>(std::ceil(28.0 / step));
+  const double width = std::min(kMaxHistogramWidth, left + columns * step + right);
   const double height = top + chartH + bottom;
   std::uint64_t maxCount = h.nonFinite;
   for (std::uint64_t c : h.bins) maxCount = std::max(maxCount, c);
@@ -189,7 +204,8 @@ std::string svgHistogram(const std::vector<double>& errorsUlps, double budgetUlp
   std::ostringstream s;
   s << "<svg xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" width=\"" << fixed(width, 0)
     << "\" height=\"" << fixed(height, 0) << "\" viewBox=\"0 0 " << fixed(width, 0) << " "
-    << fixed(height, 0) << "\" aria-label=\"" << htmlEscape(caption) << "\">\n";
+    << fixed(height, 0) << "\" style=\"max-width: 100%; height: auto\" aria-label=\""
+    << htmlEscape(caption) << "\">\n";
   s << "<title>" << htmlEscape(caption) << "</title>\n";
   s << "<rect x=\"0\" y=\"0\" width=\"" << fixed(width, 0) << "\" height=\"" << fixed(height, 0)
     << "\" fill=\"#ffffff\" stroke=\"#d0d7de\"/>\n";
@@ -201,31 +217,41 @@ std::string svgHistogram(const std::vector<double>& errorsUlps, double budgetUlp
   s << "<text x=\"4\" y=\"" << fixed(top + 10) << "\" font-size=\"9\" fill=\"#656d76\">"
     << num(maxCount) << "</text>\n";
   s << "<text x=\"4\" y=\"" << fixed(baseY) << "\" font-size=\"9\" fill=\"#656d76\">0</text>\n";
-  const auto drawBar = [&](std::size_t column, std::uint64_t count, const std::string& label,
-                           bool over, const std::string& tip) {
-    const double x = left + column * (barW + gap);
+  // A bar of `count` errors, the lower `failing` of them red (failing cases), the rest red when
+  // the bin is past the budget, else blue.
+  const auto drawBar = [&](std::size_t column, std::uint64_t count, std::uint64_t failing,
+                           const std::string& label, bool over, const std::string& tip) {
+    const double x = left + column * step;
     const double bh = barHeight(count);
-    s << "<g><title>" << htmlEscape(tip) << ": " << count << "</title>";
+    const double fh = failing >= count ? bh : bh * double(failing) / double(count);
+    s << "<g><title>" << htmlEscape(tip) << ": " << count;
+    if (failing > 0) s << " (" << failing << " failing)";
+    s << "</title>";
     s << "<rect x=\"" << fixed(x) << "\" y=\"" << fixed(baseY - bh) << "\" width=\""
-      << fixed(barW) << "\" height=\"" << fixed(bh) << "\" fill=\""
+      << fixed(barW) << "\" height=\"" << fixed(bh - fh) << "\" fill=\""
       << (over ? "#cf222e" : "#0969da") << "\"/>";
-    if (count > 0)
+    if (failing > 0)
+      s << "<rect x=\"" << fixed(x) << "\" y=\"" << fixed(baseY - fh) << "\" width=\""
+        << fixed(barW) << "\" height=\"" << fixed(fh) << "\" fill=\"#cf222e\"/>";
+    if (count > 0 && (column % labelEvery == 0 || failing > 0))
       s << "<text x=\"" << fixed(x + barW / 2) << "\" y=\"" << fixed(baseY - bh - 3)
         << "\" font-size=\"9\" text-anchor=\"middle\" fill=\"#1f2328\">" << count << "</text>";
-    s << "<text x=\"" << fixed(x + barW / 2) << "\" y=\"" << fixed(baseY + 12)
-      << "\" font-size=\"9\" text-anchor=\"middle\" fill=\"#57606a\">" << htmlEscape(label)
-      << "</text></g>\n";
+    if (column % labelEvery == 0 || label == "NaN/inf")
+      s << "<text x=\"" << fixed(x + barW / 2) << "\" y=\"" << fixed(baseY + 12)
+        << "\" font-size=\"9\" text-anchor=\"middle\" fill=\"#57606a\">" << htmlEscape(label)
+        << "</text>";
+    s << "</g>\n";
   };
   for (std::size_t b = 0; b < h.bins.size(); ++b) {
     const double lower = b < 2 ? 0 : std::ldexp(1.0, kFirstBinExponent + int(b) - 2);
     const bool over = showBudget && lower >= budgetUlps;
-    drawBar(b, h.bins[b], binLabel(b), over,
+    drawBar(b, h.bins[b], failed.bins[b], binLabel(b), over,
             b == 0 ? "exactly 0 ulps" : "from " + binLabel(b) + " ulps");
   }
   if (h.nonFinite > 0)
-    drawBar(h.bins.size(), h.nonFinite, "NaN/inf", true, "non-finite error");
+    drawBar(h.bins.size(), h.nonFinite, h.nonFinite, "NaN/inf", true, "non-finite error");
   if (showBudget) {
-    const double x = left + binPosition(budgetUlps) * (barW + gap);
+    const double x = left + binPosition(budgetUlps) * step;
     s << "<line x1=\"" << fixed(x) << "\" y1=\"" << fixed(top - 6) << "\" x2=\"" << fixed(x)
       << "\" y2=\"" << fixed(baseY) << "\" stroke=\"#cf222e\" stroke-dasharray=\"4 3\"/>\n";
     const bool nearRight = x > width - 70;  // keep the label inside the picture
@@ -235,7 +261,9 @@ std::string svgHistogram(const std::vector<double>& errorsUlps, double budgetUlp
   }
   s << "<text x=\"" << fixed(left) << "\" y=\"" << fixed(height - 6)
     << "\" font-size=\"9\" fill=\"#656d76\">error in ulps (log2 bins; counts on a log scale; "
-    << errorsUlps.size() << " judged)</text>\n";
+    << errorsUlps.size() << " judged";
+  if (!failedErrorsUlps.empty()) s << ", " << failedErrorsUlps.size() << " failing in red";
+  s << ")</text>\n";
   s << "</svg>";
   return s.str();
 }
@@ -299,13 +327,21 @@ std::string renderHtmlReport(const Certificate& cert) {
       << " ulp rejects, even within budget.";
     if (b.corpusSha256 != id.corpusSha256)
       h << " <strong>The vector corpus differs from the baseline's.</strong>";
-    h << "</p>\n";
+    h << "</p>\n<p>The baseline ran seed " << b.seed << ", " << b.casesPerOp
+      << " cases per op, on " << htmlEscape(b.device) << ". ";
+    if (b.comparison == kCompareCases)
+      h << "This run replayed the same cases and compared them one by one: the rule applies to "
+           "each shape class over the same cases.</p>\n";
+    else
+      h << "<strong>Only summary figures were compared</strong> (--compare-summaries): the "
+           "cases are not the same.</p>\n"
+        << reasonsList(b.notPaired);
     std::size_t notable = 0;
     for (const BaselineChange& c : cert.changes) notable += c.kind != "unchanged" ? 1 : 0;
     h << "<p>" << notable << " of " << cert.changes.size() << " passes changed.</p>\n";
     h << "<table>\n"
       << row({"Op", "Pass", "Change", "Failures (baseline &rarr; now)",
-              "Max ulps (baseline &rarr; now)", "p99 ulps (baseline &rarr; now)"},
+              "Max ulps (baseline &rarr; now)", "p99 ulps (baseline &rarr; now)", "Paired cases"},
              "th");
     for (int pass = 0; pass < 2; ++pass)  // notable changes first
       for (const BaselineChange& c : cert.changes) {
@@ -316,9 +352,29 @@ std::string renderHtmlReport(const Certificate& cert) {
           << "</td><td class=\"n\">" << htmlEscape(formatUlps(c.baselineMaxUlps)) << " &rarr; "
           << htmlEscape(formatUlps(c.maxUlps)) << "</td><td class=\"n\">"
           << htmlEscape(formatUlps(c.baselineP99Ulps)) << " &rarr; "
-          << htmlEscape(formatUlps(c.p99Ulps)) << "</td></tr>\n";
+          << htmlEscape(formatUlps(c.p99Ulps)) << "</td><td class=\"n\">" << c.pairedCases
+          << "</td></tr>\n";
       }
     h << "</table>\n";
+    bool anyGrowth = false;
+    for (const BaselineChange& c : cert.changes) anyGrowth = anyGrowth || !c.grown.empty();
+    if (anyGrowth) {
+      h << "<h3>Where the error grew</h3>\n<table>\n"
+        << row({"Op", "Pass", "Shape class", "Cases", "Max ulps (baseline &rarr; now)",
+                "Worst case", "Reproducer"},
+               "th");
+      for (const BaselineChange& c : cert.changes)
+        for (const ClassGrowth& g : c.grown)
+          h << "<tr class=\"bad\"><td>" << htmlEscape(c.op) << "</td><td>" << htmlEscape(c.pass)
+            << "</td><td>" << htmlEscape(g.shapeClass) << "</td><td class=\"n\">" << g.cases
+            << "</td><td class=\"n\">" << htmlEscape(formatUlps(g.baselineMaxUlps))
+            << " &rarr; " << htmlEscape(formatUlps(g.maxUlps)) << "</td><td>case "
+            << g.worstCase << " <code>" << htmlEscape(g.shape) << "</code>: "
+            << htmlEscape(formatUlps(g.maxUlps)) << " ulps ("
+            << htmlEscape(formatUlps(g.worstCaseBaselineUlps)) << " in the baseline)</td><td><pre><code>"
+            << htmlEscape(g.reproducer) << "</code></pre></td></tr>\n";
+      h << "</table>\n";
+    }
   }
 
   // Summary of the ops.
@@ -374,13 +430,15 @@ std::string renderHtmlReport(const Certificate& cert) {
         h << "<p class=\"muted\">" << htmlEscape(op.op + " " + p.pass)
           << ": no error list recorded</p>";
       else
-        h << svgHistogram(p.errorsUlps, p.budgetUlps, op.op + " " + p.pass);
+        h << svgHistogram(p.errorsUlps, p.budgetUlps, op.op + " " + p.pass,
+                          p.failedErrorsUlps);
       h << "</div>\n";
     }
     h << "</div>\n";
     for (const PassRecord& p : op.passes) {
       if (p.examples.empty()) continue;
-      h << "<h3>" << htmlEscape(op.op + " " + p.pass) << ": failing cases (worst first)</h3>\n"
+      h << "<h3>" << htmlEscape(op.op + " " + p.pass)
+        << ": failing and grown cases (worst first)</h3>\n"
         << "<table>\n" << row({"Group", "Shape", "Error ulps", "Reason", "Reproducer"}, "th");
       for (const conformance::CaseExample& e : p.examples) {
         std::string repro = "<pre><code>" + htmlEscape(e.reproducer) + "</code></pre>";

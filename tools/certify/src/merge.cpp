@@ -1,6 +1,7 @@
 #include "tapecheck/certify/merge.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 namespace tapecheck::certify {
@@ -14,6 +15,7 @@ std::string sameIdentity(const Identity& a, const Identity& b) {
   if (a.gitRevision != b.gitRevision) return "harness git revision";
   if (a.corpusSha256 != b.corpusSha256) return "vector corpus SHA-256";
   if (a.device != b.device) return "device";
+  if (a.deviceKind != b.deviceKind) return "device kind";
   if (a.seed != b.seed) return "seed";
   if (a.casesPerOp != b.casesPerOp) return "cases per op";
   return "";
@@ -27,7 +29,47 @@ void addPass(PassRecord& into, const PassRecord& p) {
   into.maxUlps = std::max(into.maxUlps, p.maxUlps);
   into.budgetUlps = std::max(into.budgetUlps, p.budgetUlps);
   into.errorsUlps.insert(into.errorsUlps.end(), p.errorsUlps.begin(), p.errorsUlps.end());
+  into.failedErrorsUlps.insert(into.failedErrorsUlps.end(), p.failedErrorsUlps.begin(),
+                               p.failedErrorsUlps.end());
   into.examples.insert(into.examples.end(), p.examples.begin(), p.examples.end());
+  if (p.worst && (!into.worst || !(p.worst->errorUlps <= into.worst->errorUlps)))
+    into.worst = p.worst;
+  // Per-case results: each case index was judged by one shard only.
+  if (into.caseStatus.empty()) {
+    into.caseStatus = p.caseStatus;
+    into.caseUlps = p.caseUlps;
+  } else if (p.caseStatus.size() == into.caseStatus.size()) {
+    for (std::size_t i = 0; i < p.caseStatus.size(); ++i)
+      if (p.caseStatus[i] != kCaseNotJudged) {
+        into.caseStatus[i] = p.caseStatus[i];
+        into.caseUlps[i] = p.caseUlps[i];
+      }
+  }
+}
+
+// Adds the cases one shard ran to the merged case log; an Error when the shards disagree on
+// the op's case count.
+Status addCaseLog(std::optional<CaseLog>& into, const CaseLog& log, const std::string& op) {
+  if (!into) {
+    into = CaseLog{};
+    into->cases = log.cases;
+    into->caseShapeClass.assign(log.cases, -1);
+    into->fingerprints.assign(log.cases, 0);
+  }
+  if (into->cases != log.cases)
+    return Error{"the shards ran " + std::to_string(into->cases) + " and " +
+                 std::to_string(log.cases) + " cases of " + op};
+  for (std::uint64_t i = 0; i < log.cases; ++i) {
+    const std::int32_t cls = i < log.caseShapeClass.size() ? log.caseShapeClass[i] : -1;
+    if (cls < 0) continue;
+    const std::string& name = log.shapeClasses[static_cast<std::size_t>(cls)];
+    auto it = std::find(into->shapeClasses.begin(), into->shapeClasses.end(), name);
+    if (it == into->shapeClasses.end())
+      it = into->shapeClasses.insert(into->shapeClasses.end(), name);
+    into->caseShapeClass[i] = static_cast<std::int32_t>(it - into->shapeClasses.begin());
+    into->fingerprints[i] = i < log.fingerprints.size() ? log.fingerprints[i] : 0;
+  }
+  return okStatus();
 }
 
 }  // namespace
@@ -84,6 +126,8 @@ Result<Certificate> mergeShards(const std::vector<Certificate>& shards) {
         merged.ops.back().op = op.op;
         into = &merged.ops.back();
       }
+      if (op.caseLog)
+        if (Status s = addCaseLog(into->caseLog, *op.caseLog, op.op); !s) return s.error();
       for (const PassRecord& p : op.passes) {
         PassRecord* target = nullptr;
         for (PassRecord& q : into->passes)
@@ -97,6 +141,8 @@ Result<Certificate> mergeShards(const std::vector<Certificate>& shards) {
       }
     }
   }
+  for (OpRecord& op : merged.ops)
+    if (op.caseLog) computeCaseDigest(*op.caseLog);
   finalizePassFigures(merged.ops);
   return merged;
 }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <optional>
 
 namespace tapecheck::certify {
 namespace {
@@ -34,8 +36,124 @@ void judgePass(const std::string& op, PassRecord& p, const JudgeOptions& options
                         count(p.skipped) + " skipped, " + count(p.mistrusted) + " mistrusted)");
 }
 
+double worstValue(double ulps) {
+  return std::isnan(ulps) ? std::numeric_limits<double>::infinity() : ulps;
+}
+
+std::string shellWord(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                        "0123456789-_./=:,+") == std::string::npos)
+    return s;
+  std::string out = "'";
+  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
+bool hasCaseData(const OpRecord* op, const PassRecord& p) {
+  return op && op->caseLog && !p.caseStatus.empty() && p.caseStatus.size() == op->caseLog->cases;
+}
+
+// The same cases of `bp` and `p`, one by one: counts, new failures, and every shape class whose
+// max error over those cases grew.
+void comparePaired(const Certificate& cert, const OpRecord& op, const PassRecord& bp,
+                   PassRecord& p, const Certificate& baseline, const JudgeOptions& options,
+                   BaselineChange& c) {
+  const CaseLog& log = *op.caseLog;
+  struct ClassAcc {
+    std::uint64_t cases = 0;
+    double baselineMax = 0, max = 0, worstBaseline = 0;
+    std::uint64_t worst = 0;
+  };
+  std::vector<ClassAcc> classes(log.shapeClasses.size());
+  std::uint64_t newFailures = 0;
+  const std::size_t n = std::min(bp.caseStatus.size(), p.caseStatus.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    if (bp.caseStatus[i] == kCaseNotJudged || p.caseStatus[i] == kCaseNotJudged) continue;
+    const std::int32_t cls = i < log.caseShapeClass.size() ? log.caseShapeClass[i] : -1;
+    if (cls < 0) continue;
+    ++c.pairedCases;
+    if (p.caseStatus[i] == kCaseFailed && bp.caseStatus[i] != kCaseFailed) ++newFailures;
+    ClassAcc& a = classes[static_cast<std::size_t>(cls)];
+    const double b = worstValue(bp.caseUlps[i]), now = worstValue(p.caseUlps[i]);
+    a.baselineMax = std::max(a.baselineMax, b);
+    if (a.cases == 0 || now > a.max) {
+      a.max = now;
+      a.worst = i;
+      a.worstBaseline = b;
+    }
+    ++a.cases;
+  }
+  // Error strings are right or wrong: their failures say all (rule 1).
+  if (p.pass != "errors")
+    for (std::size_t k = 0; k < classes.size(); ++k) {
+      const ClassAcc& a = classes[k];
+      if (a.cases == 0 ||
+          !errorGrew(a.baselineMax, a.max, options.growthFactor, options.growthSlackUlps))
+        continue;
+      ClassGrowth g;
+      g.shapeClass = log.shapeClasses[k];
+      g.cases = a.cases;
+      g.baselineMaxUlps = a.baselineMax;
+      g.maxUlps = a.max;
+      g.growthBoundUlps =
+          growthBound(a.baselineMax, options.growthFactor, options.growthSlackUlps);
+      g.worstCase = a.worst;
+      g.worstCaseBaselineUlps = a.worstBaseline;
+      if (options.caseShape) g.shape = options.caseShape(op.op, a.worst);
+      g.reproducer = reproduceCommand(cert.identity, op.op, a.worst);
+      p.reasons.push_back(
+          passName(op.op, p.pass) + " " + g.shapeClass + ": max error grew from " +
+          formatUlps(g.baselineMaxUlps) + " ulps in the baseline (" +
+          baseline.identity.kernelsName + " " + baseline.identity.kernelsVersion + ") to " +
+          formatUlps(g.maxUlps) + " ulps on the same " + count(g.cases) +
+          (g.cases == 1 ? " case" : " cases") + ", more than " + formatUlps(options.growthFactor) +
+          "x and by more than " + formatUlps(options.growthSlackUlps) + " ulp; worst: case " +
+          count(g.worstCase) + (g.shape.empty() ? "" : " " + g.shape) + " at " +
+          formatUlps(g.maxUlps) + " ulps (" + formatUlps(g.worstCaseBaselineUlps) +
+          " in the baseline); reproduce: " + g.reproducer);
+      c.grown.push_back(std::move(g));
+    }
+  if (!c.grown.empty()) {
+    c.kind = "error-growth";
+    c.rejects = true;
+  } else if (newFailures > 0 || p.failures > bp.failures) {
+    c.kind = "new-failures";
+    c.rejects = true;  // failures reject on their own; named here for the report
+  } else {
+    c.kind = "unchanged";
+  }
+}
+
+// The worst case of a pass compared by its summary, when the pass keeps per-case errors: its
+// class, error and reproducer (the baseline's error on it is unknown: nan).
+std::optional<ClassGrowth> worstOfPass(const Certificate& cert, const OpRecord* op,
+                                       const PassRecord& p, const PassRecord& bp,
+                                       const JudgeOptions& options) {
+  if (!hasCaseData(op, p)) return std::nullopt;
+  const CaseLog& log = *op->caseLog;
+  std::optional<std::size_t> worst;
+  for (std::size_t i = 0; i < p.caseStatus.size(); ++i)
+    if (p.caseStatus[i] != kCaseNotJudged &&
+        (!worst || worstValue(p.caseUlps[i]) > worstValue(p.caseUlps[*worst])))
+      worst = i;
+  if (!worst) return std::nullopt;
+  ClassGrowth g;
+  const std::int32_t cls = *worst < log.caseShapeClass.size() ? log.caseShapeClass[*worst] : -1;
+  g.shapeClass = cls >= 0 ? log.shapeClasses[static_cast<std::size_t>(cls)] : "";
+  g.cases = p.cases;
+  g.baselineMaxUlps = bp.maxUlps;
+  g.maxUlps = worstValue(p.caseUlps[*worst]);
+  g.growthBoundUlps = growthBound(bp.maxUlps, options.growthFactor, options.growthSlackUlps);
+  g.worstCase = *worst;
+  g.worstCaseBaselineUlps = std::numeric_limits<double>::quiet_NaN();
+  if (options.caseShape) g.shape = options.caseShape(op->op, *worst);
+  g.reproducer = reproduceCommand(cert.identity, op->op, *worst);
+  return g;
+}
+
 void compareWithBaseline(Certificate& cert, const Certificate& baseline,
                          const JudgeOptions& options, std::vector<std::string>& certReasons) {
+  const bool paired = options.comparison == kCompareCases;
   // Every pass of the baseline, in its order, then passes new in this run.
   for (const OpRecord& bop : baseline.ops) {
     for (const PassRecord& bp : bop.passes) {
@@ -63,15 +181,29 @@ void compareWithBaseline(Certificate& cert, const Certificate& baseline,
       c.failures = p->failures;
       c.maxUlps = p->maxUlps;
       c.p99Ulps = p->p99Ulps;
-      if (errorGrew(bp.maxUlps, p->maxUlps, options.growthFactor, options.growthSlackUlps)) {
+      const OpRecord* op = cert.findOp(bop.op);
+      if (paired && hasCaseData(&bop, bp) && hasCaseData(op, *p)) {
+        comparePaired(cert, *op, bp, *p, baseline, options, c);
+      } else if (errorGrew(bp.maxUlps, p->maxUlps, options.growthFactor,
+                           options.growthSlackUlps)) {
         c.kind = "error-growth";
         c.rejects = true;
+        std::string worst;
+        if (std::optional<ClassGrowth> g = worstOfPass(cert, op, *p, bp, options)) {
+          worst = "; worst: case " + count(g->worstCase) + (g->shape.empty() ? "" : " " + g->shape) +
+                  " at " + formatUlps(g->maxUlps) + " ulps; reproduce: " + g->reproducer;
+          c.grown.push_back(std::move(*g));
+        } else if (p->worst) {
+          worst = "; worst: " + p->worst->shape + " of " + p->worst->valuesFile + " at " +
+                  formatUlps(p->worst->errorUlps) + " ulps; reproduce: " + p->worst->reproducer;
+        }
         p->reasons.push_back(who + ": max error grew from " + formatUlps(bp.maxUlps) +
                              " ulps in the baseline (" + baseline.identity.kernelsName + " " +
                              baseline.identity.kernelsVersion + ") to " +
                              formatUlps(p->maxUlps) + " ulps, more than " +
                              formatUlps(options.growthFactor) + "x and by more than " +
-                             formatUlps(options.growthSlackUlps) + " ulp");
+                             formatUlps(options.growthSlackUlps) + " ulp" +
+                             (paired ? "" : " (summary figures, not the same cases)") + worst);
       } else if (p->failures > bp.failures) {
         c.kind = "new-failures";
         c.rejects = true;  // failures reject on their own; named here for the report
@@ -113,6 +245,86 @@ bool errorGrew(double baselineMaxUlps, double currentMaxUlps, double factor, dou
   return currentMaxUlps > factor * baselineMaxUlps && currentMaxUlps - baselineMaxUlps > slackUlps;
 }
 
+double growthBound(double baselineMaxUlps, double factor, double slackUlps) {
+  return std::max(factor * baselineMaxUlps, baselineMaxUlps + slackUlps);
+}
+
+std::string reproduceCommand(const Identity& id, const std::string& op, std::uint64_t index) {
+  return "tapecheck run" + (id.deviceKind.empty() ? std::string() : " --device " + id.deviceKind) +
+         " --kernels " + shellWord(id.kernelsSource) + " --ops " + shellWord(op) + " --seed " +
+         count(id.seed) + " --case " + count(index);
+}
+
+std::vector<std::string> replayProblems(const Certificate& baseline,
+                                        const std::string& corpusSha256,
+                                        const std::vector<std::string>& knownOps) {
+  std::vector<std::string> problems;
+  const bool anyLog = std::any_of(baseline.ops.begin(), baseline.ops.end(),
+                                  [](const OpRecord& op) { return op.caseLog.has_value(); });
+  if (!anyLog)
+    problems.push_back("the baseline keeps no per-case errors (no op has a caseLog), so its "
+                       "cases cannot be compared one by one");
+  if (baseline.identity.corpusSha256 != corpusSha256)
+    problems.push_back("the baseline checked another golden-vector corpus (SHA-256 " +
+                       baseline.identity.corpusSha256 + "; this one is " + corpusSha256 + ")");
+  for (const OpRecord& op : baseline.ops) {
+    const bool ran = std::any_of(op.passes.begin(), op.passes.end(),
+                                 [](const PassRecord& p) { return p.cases > 0; });
+    if (ran && std::find(knownOps.begin(), knownOps.end(), op.op) == knownOps.end())
+      problems.push_back("the baseline tested " + op.op + ", which this tapecheck does not know");
+  }
+  if (baseline.identity.deviceKind.empty())
+    problems.push_back("the baseline does not say which kind of device its cases were drawn for "
+                       "(device \"" + baseline.identity.device + "\")");
+  return problems;
+}
+
+std::vector<std::string> pairingProblems(const Certificate& baseline, const Certificate& current) {
+  const Identity& b = baseline.identity;
+  const Identity& c = current.identity;
+  std::vector<std::string> problems;
+  if (b.corpusSha256 != c.corpusSha256)
+    problems.push_back("the baseline checked another golden-vector corpus (SHA-256 " +
+                       b.corpusSha256 + "; this run's is " + c.corpusSha256 + ")");
+  if (b.deviceKind != c.deviceKind)
+    problems.push_back("the baseline's cases were drawn for " +
+                       (b.deviceKind.empty() ? std::string("an unknown device") : b.deviceKind) +
+                       ", this run's for " + c.deviceKind);
+  if (b.seed != c.seed)
+    problems.push_back("the baseline ran seed " + count(b.seed) + ", this run seed " +
+                       count(c.seed));
+  if (b.casesPerOp != c.casesPerOp)
+    problems.push_back("the baseline ran " + count(b.casesPerOp) + " cases per op, this run " +
+                       count(c.casesPerOp));
+  bool anyLog = false;
+  for (const OpRecord& bop : baseline.ops) {
+    const bool ran = std::any_of(bop.passes.begin(), bop.passes.end(),
+                                 [](const PassRecord& p) { return p.cases > 0 && p.pass != "vectors"; });
+    anyLog = anyLog || bop.caseLog.has_value();
+    if (!ran) continue;
+    const OpRecord* op = current.findOp(bop.op);
+    if (!op) {
+      problems.push_back("this run did not test " + bop.op + ", which the baseline tested");
+      continue;
+    }
+    if (!bop.caseLog || bop.caseLog->digest.empty()) {
+      problems.push_back("the baseline keeps no case log of " + bop.op);
+      continue;
+    }
+    if (!op->caseLog || op->caseLog->digest.empty()) {
+      problems.push_back("this run keeps no complete case log of " + bop.op);
+      continue;
+    }
+    if (op->caseLog->digest != bop.caseLog->digest)
+      problems.push_back("the cases of " + bop.op + " differ from the baseline's (their digests " +
+                         "differ: another seed, case count or case generator)");
+  }
+  if (!anyLog)
+    problems.insert(problems.begin(), "the baseline keeps no per-case errors (no op has a "
+                                      "caseLog), so its cases cannot be compared one by one");
+  return problems;
+}
+
 void judge(Certificate& cert, const JudgeOptions& options, const Certificate* baseline,
            const std::string& baselineSha256) {
   cert.reasons.clear();
@@ -135,6 +347,12 @@ void judge(Certificate& cert, const JudgeOptions& options, const Certificate* ba
     info.corpusSha256 = baseline->identity.corpusSha256;
     info.growthFactor = options.growthFactor;
     info.growthSlackUlps = options.growthSlackUlps;
+    info.device = baseline->identity.device;
+    info.deviceKind = baseline->identity.deviceKind;
+    info.seed = baseline->identity.seed;
+    info.casesPerOp = baseline->identity.casesPerOp;
+    info.comparison = options.comparison;
+    if (options.comparison == kCompareSummaries) info.notPaired = options.notPaired;
     cert.baseline = info;
     compareWithBaseline(cert, *baseline, options, certReasons);
   }

@@ -164,17 +164,99 @@ case "$check" in
     expect_certificate "$WORK/same"
     grep -q '"baseline": {' "$WORK/same/certificate.json" || fail "no baseline section"
     grep -q 'Changes since the baseline' "$WORK/same/report.html" || fail "no baseline in report"
-    # A baseline whose every max error was 0: whatever grew past 1 ulp is rejected, by name.
-    sed -E 's/"maxUlps": [0-9.eE+-]+/"maxUlps": 0.0/' "$full/certificate.json" > "$WORK/zero.json"
+    grep -q '"comparison": "cases",' "$WORK/same/certificate.json" ||
+      fail "the same kernels were not compared case by case"
+    # A baseline whose every error was 0 (its summaries and each case's): whatever grew past
+    # 1 ulp is rejected, by shape class, naming its worst case and the command that reruns it.
+    sed -E -e 's/"maxUlps": [0-9.eE+-]+/"maxUlps": 0.0/' \
+      -e '/"caseUlps": \[/,/\]/ s/^( *)[0-9][0-9.eE+-]*(,?)$/\10\2/' \
+      "$full/certificate.json" > "$WORK/zero.json"
     if awk -F'"maxUlps": ' 'NF > 1 { v = $2; sub(/,$/, "", v); if (v + 0 > 1.5) found = 1 }
                            END { exit found ? 0 : 1 }' "$full/certificate.json"; then
-      expect 1 -- "$TAPECHECK" certify --kernels aten --device cpu "${K[@]}" \
+      expect 1 -- "$TAPECHECK" certify --kernels aten --device cpu \
         --baseline "$WORK/zero.json" --out "$WORK/grew"
-      grep -q 'max error grew from 0 ulps' "$WORK/grew/certificate.json" ||
-        fail "growth reason missing"
+      grep -q 'max error grew from 0 ulps in the baseline (.*) to .* on the same [0-9]* case' \
+        "$WORK/grew/certificate.json" || fail "growth reason missing"
+      grep -q 'worst: case [0-9]* \[[0-9,]*\] at .*; reproduce: tapecheck run --device cpu --kernels aten --ops [A-Za-z-]* --seed 0 --case [0-9]*' \
+        "$WORK/grew/certificate.json" || fail "the growth reason does not say where"
       grep -q 'error-growth' "$WORK/grew/report.html" || fail "growth not in the report"
+      grep -q 'Where the error grew' "$WORK/grew/report.html" || fail "no growth table"
+      # The worst grown case is explained like a failure: written out (and shrunk) in failures/.
+      ls "$WORK/grew/failures/"*-error_growth-case*.json > /dev/null 2>&1 ||
+        fail "no values file of a grown case in $WORK/grew/failures"
+      grep -q '(error growth)' "$WORK/grew/certificate.json" || fail "no growth example"
     else
       say "note: no pass above 1.5 ulps; growth check on real kernels skipped"
+    fi
+    ;;
+
+  replay)  # ARGS: OLD_CERT: a baseline's cases are replayed, or the run refuses (exit 2)
+    full="$SHARED/aten"
+    [ -f "$full/certificate.json" ] || { fail "fixture $full missing"; exit 1; }
+    # Another seed, other cases: refused before anything runs, not compared.
+    expect 2 -- "$TAPECHECK" certify --kernels aten --device cpu --seed 3 \
+      --baseline "$full/certificate.json" --out "$WORK/seed3"
+    grep -q -- '--seed 3 asks for other cases than the baseline' "$WORK/last.log" ||
+      fail "the conflicting seed is not named"
+    grep -q -- '--compare-summaries' "$WORK/last.log" || fail "the way out is not named"
+    expect_nothing_written "$WORK/seed3"
+    # A baseline of 4 cases per op: a run of 200 is refused; without --cases it replays 4.
+    expect 0 -- "$TAPECHECK" certify --kernels aten --device cpu --cases 4 --out "$WORK/four"
+    expect 2 -- "$TAPECHECK" certify --kernels aten --device cpu --cases 200 \
+      --baseline "$WORK/four/certificate.json" --out "$WORK/two-hundred"
+    expect_nothing_written "$WORK/two-hundred"
+    expect 0 -- "$TAPECHECK" certify --kernels aten --device cpu \
+      --baseline "$WORK/four/certificate.json" --out "$WORK/replayed"
+    grep -q '^  "casesPerOp": 4,$' "$WORK/replayed/certificate.json" ||
+      fail "the baseline's 4 cases per op were not replayed"
+    grep -q '"comparison": "cases",' "$WORK/replayed/certificate.json" ||
+      fail "the replay was not compared case by case"
+    # Asked for, summaries of different cases are compared, and the certificate says so.
+    code=0
+    "$TAPECHECK" certify --kernels aten --device cpu --seed 3 --cases 4 --compare-summaries \
+      --baseline "$WORK/four/certificate.json" --out "$WORK/summaries" > "$WORK/last.log" 2>&1 ||
+      code=$?
+    [ "$code" -le 1 ] || fail "--compare-summaries: exit $code"
+    grep -q '"comparison": "summaries",' "$WORK/summaries/certificate.json" ||
+      fail "the summary comparison is not recorded"
+    grep -q 'the baseline ran seed 0, this run seed 3' "$WORK/summaries/certificate.json" ||
+      fail "why the cases differ is not recorded"
+    grep -q '"seed": 0,' "$WORK/summaries/certificate.json" ||
+      fail "the baseline's seed is not recorded"
+    # A certificate that keeps no per-case errors loads, and is refused for a replay.
+    old=$1
+    expect 2 -- "$TAPECHECK" certify --kernels aten --device cpu \
+      --baseline "$old" --out "$WORK/old"
+    grep -q 'keeps no per-case errors' "$WORK/last.log" || fail "the old baseline's problem unnamed"
+    expect_nothing_written "$WORK/old"
+    expect 2 -- "$TAPECHECK" certify --kernels aten --device cpu --compare-summaries \
+      --out "$WORK/no-baseline"
+    ;;
+
+  failures)  # ARGS: MUTANT.so: the inputs of failing cases travel with the certificate
+    mutant=$1
+    out="$WORK/rejected"
+    expect 1 -- "$TAPECHECK" certify --kernels "$mutant" --device cpu "${K[@]}" --out "$out"
+    ls "$out/failures/"*.json > /dev/null 2>&1 || fail "no failure files in $out/failures"
+    abs=$(cd "$out" && pwd)
+    # Every values file the certificate names (golden vectors aside) is in its failures/.
+    grep -o '"valuesFile": "[^"]*"' "$out/certificate.json" | sed 's/.*: "//; s/"$//' |
+      grep -v '/vectors/golden/' | grep -v '^$' > "$WORK/files.txt"
+    [ -s "$WORK/files.txt" ] || fail "no values file named in the certificate"
+    while read -r f; do
+      case "$f" in
+        "$abs/failures/"*) [ -f "$f" ] || fail "$f is named but missing" ;;
+        *) fail "$f is outside $abs/failures" ;;
+      esac
+    done < "$WORK/files.txt"
+    # A shrunk case's reproducer checks its file there, and fails again.
+    shrunk=$(grep -o '"reproducer": "tapecheck vectors check [^"]*-shrunk.json"' \
+      "$out/certificate.json" | head -1 | sed 's/"reproducer": "tapecheck //; s/"$//')
+    if [ -n "$shrunk" ]; then
+      # shellcheck disable=SC2086
+      expect 1 -- "$TAPECHECK" $shrunk
+    else
+      say "note: no shrunk example to rerun"
     fi
     ;;
 

@@ -1,6 +1,7 @@
 // Hand-made RunReports for the certification tests.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,35 @@ inline conformance::RunReport cleanReport() {
   r.passes.push_back(passStats("topKMask", "fwd", std::vector<double>(40, 0.0), 0.0));
   for (const auto& p : r.passes) r.tests += p.cases;
   r.passed = r.tests;
+  return r;
+}
+
+// `r` with the case data of a run that kept it: every op gets cases 0..39 (the errors of its
+// passes in index order; the first `failures` of a pass failed), cases 0..19 of class
+// "cols-short" and 20..39 "cols-long", fingerprints that depend on `seed` (another seed, other
+// cases).
+inline conformance::RunReport withCases(conformance::RunReport r, std::uint64_t seed = 7) {
+  std::vector<std::string> ops;
+  for (conformance::PassStats& p : r.passes) {
+    if (std::find(ops.begin(), ops.end(), p.op) == ops.end()) ops.push_back(p.op);
+    p.caseResults.clear();
+    for (std::size_t i = 0; i < p.errorsUlps.size(); ++i)
+      p.caseResults.push_back(conformance::CaseResult{
+          i, p.errorsUlps[i],
+          i < p.failures ? conformance::Status::Failed : conformance::Status::Passed});
+  }
+  for (const std::string& op : ops) {
+    conformance::SubjectCases s;
+    s.op = op;
+    s.cases = 40;
+    for (std::uint64_t i = 0; i < 40; ++i) {
+      s.indices.push_back(i);
+      s.fingerprints.push_back(seed * 1000 + i + 1);
+      s.shapeClasses.push_back(i < 20 ? "cols-short" : "cols-long");
+    }
+    r.subjects.push_back(s);
+  }
+  r.seed = seed;
   return r;
 }
 

@@ -177,3 +177,14 @@ TEST_CASE("reading a certificate file names the file in every error", "[json]") 
   std::remove(path.c_str());
   CHECK_FALSE(readCertificateFile("no-such-certificate.json"));
 }
+
+TEST_CASE("a certificate written before case logs existed still loads as a baseline", "[json]") {
+  // The committed certificate of the CUDA kernels 1.27.0: no deviceKind, no case logs.
+  auto old = readCertificateFile(TAPECHECK_OLD_CERTIFICATE);
+  INFO((old ? std::string() : old.message()));
+  REQUIRE(old);
+  CHECK(old.value().identity.kernelsVersion == "1.27.0");
+  CHECK(old.value().identity.deviceKind == "cuda");  // read from its device line
+  CHECK(deviceKindOf("cpu (LibTorch 1.13.0)") == "cpu");
+  CHECK(deviceKindOf("host: the reference tape at binary32 (a stand-in, not a kernel)").empty());
+}

@@ -122,3 +122,54 @@ TEST_CASE("a shard report says it is only a part", "[html]") {
   const std::string html = renderHtmlReport(c);
   CHECK(html.find("shard 1 of 4") != std::string::npos);
 }
+
+TEST_CASE("failing errors are drawn red even in a histogram whose budget is 0", "[html]") {
+  // topKMask fwd judges by its own exact criterion (budget 0): two of its cases failed.
+  auto report = cleanReport();
+  report.passes[2].errorsUlps[0] = 3.0;
+  report.passes[2].errorsUlps[1] = std::numeric_limits<double>::infinity();
+  report.passes[2].failures = 2;
+  report.passes[2].failedErrorsUlps = {3.0, std::numeric_limits<double>::infinity()};
+  Certificate c = certificateOf(report);
+  judge(c, JudgeOptions{});
+  const std::string svg = svgHistogram(c.findPass("topKMask", "fwd")->errorsUlps, 0.0,
+                                       "topKMask fwd", c.findPass("topKMask", "fwd")->failedErrorsUlps);
+  // The [2, 4) bin (3 ulps): red, counted as failing.
+  CHECK(svg.find("from 2 ulps: 1 (1 failing)") != std::string::npos);
+  CHECK(occurrences(svg, "fill=\"#cf222e\"") >= 2);  // that bar and the non-finite one
+  CHECK(svg.find("exactly 0 ulps: 38<") != std::string::npos);  // the passing zeros stay blue
+  const std::string html = renderHtmlReport(c);
+  CHECK(html.find("from 2 ulps: 1 (1 failing)") != std::string::npos);
+}
+
+TEST_CASE("a histogram of many bins fits beside another on the page", "[html]") {
+  std::vector<double> wide;
+  for (int e = -20; e <= 40; ++e) wide.push_back(std::ldexp(1.0, e));
+  const std::string svg = svgHistogram(wide, 16.0, "wide");
+  const auto at = svg.find("width=\"") + 7;
+  const double width = std::stod(svg.substr(at, svg.find('"', at) - at));
+  CHECK(width <= kMaxHistogramWidth);
+  CHECK(2 * kMaxHistogramWidth + 16 <= 1150);  // two per row within the page's 1150 px
+  CHECK(svg.find("max-width: 100%") != std::string::npos);
+}
+
+TEST_CASE("the report says how the baseline was compared and where the error grew", "[html]") {
+  auto before = withCases(cleanReport());
+  for (std::size_t i = 20; i < 40; ++i) before.passes[1].errorsUlps[i] = 0.5;
+  for (std::size_t i = 20; i < 40; ++i) before.passes[1].caseResults[i].ulps = 0.5;
+  Certificate base = certificateOf(before);
+  judge(base, JudgeOptions{});
+  auto after = before;
+  after.passes[1].errorsUlps[25] = 3.0;
+  after.passes[1].caseResults[25].ulps = 3.0;
+  Certificate c = certificateOf(after);
+  JudgeOptions o;
+  o.caseShape = [](const std::string&, std::uint64_t) { return std::string("[2,125]"); };
+  judge(c, o, &base, std::string(64, 'c'));
+  const std::string html = renderHtmlReport(c);
+  CHECK(html.find("replayed the same cases and compared them one by one") != std::string::npos);
+  CHECK(html.find("Where the error grew") != std::string::npos);
+  CHECK(html.find("cols-long") != std::string::npos);
+  CHECK(html.find("case 25 <code>[2,125]</code>") != std::string::npos);
+  CHECK(html.find("--ops softmaxLast --seed 7 --case 25") != std::string::npos);
+}

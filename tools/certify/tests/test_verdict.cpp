@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <limits>
 
 #include "fixtures.h"
@@ -232,4 +233,22 @@ TEST_CASE("judging twice gives the same reasons", "[verdict]") {
   const auto first = c.reasons;
   judge(c, JudgeOptions{{"softmaxLast", "topKMask", "layerNorm"}});
   CHECK(c.reasons == first);
+}
+
+TEST_CASE("examples are kept worst first, a NaN error before every number", "[verdict]") {
+  auto report = cleanReport();
+  report.passes[0].failures = 4;
+  for (double e : {1.0, std::numeric_limits<double>::quiet_NaN(), 5.0, kInf}) {
+    tapecheck::conformance::CaseExample ex;
+    ex.group = "softmaxLast fwd cols-warp";
+    ex.errorUlps = e;
+    report.passes[0].examples.push_back(ex);
+  }
+  const Certificate c = certificateOf(report);
+  const auto& examples = c.findPass("softmaxLast", "fwd")->examples;
+  REQUIRE(examples.size() == 4);
+  CHECK(std::isnan(examples[0].errorUlps));  // no number at all: the worst
+  CHECK(examples[1].errorUlps == kInf);
+  CHECK(examples[2].errorUlps == 5.0);
+  CHECK(examples[3].errorUlps == 1.0);
 }

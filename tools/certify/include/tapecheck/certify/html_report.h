@@ -26,9 +26,15 @@ struct Histogram {
 };
 Histogram histogramOf(const std::vector<double>& errorsUlps);
 
-// An <svg> element drawing `errorsUlps` with the budget marked (none when budget <= 0).
+// An <svg> element drawing `errorsUlps` with the budget marked (none when budget <= 0). The part
+// of each bar that holds errors of failing cases (`failedErrorsUlps`, among `errorsUlps`) is
+// red, whatever the budget says (a budget of 0 leaves the verdict to the pass's own criterion);
+// the rest of a bar is red when the whole bin lies past a nonzero budget, else blue. At most
+// kMaxHistogramWidth pixels wide, however many bins: two fit side by side on the page.
+inline constexpr double kMaxHistogramWidth = 540;
 std::string svgHistogram(const std::vector<double>& errorsUlps, double budgetUlps,
-                         const std::string& caption);
+                         const std::string& caption,
+                         const std::vector<double>& failedErrorsUlps = {});
 
 std::string renderHtmlReport(const Certificate& cert);
 

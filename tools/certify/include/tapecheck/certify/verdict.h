@@ -10,11 +10,17 @@
 // Per op: every op the registry lists must have been run, i.e. have a pass with cases (shards
 // excepted: they hold a part).
 // With a baseline, per (op, pass) of the baseline:
-//   - max error grown past kGrowthFactor times the baseline's AND by more than kGrowthSlackUlps
-//     rejects, even within budget; a non-finite error where the baseline had a finite one too;
+//   - error growth rejects, even within budget: a max error more than kGrowthFactor times the
+//     baseline's AND more than kGrowthSlackUlps above it (a non-finite error where the baseline
+//     had a finite one too). Compared case by case (comparison "cases": the run replayed the
+//     baseline's cases, pairingProblems() is empty), the rule applies to each shape class over
+//     the same cases, and each reason names the class's worst case, its shape and the command
+//     that reruns it; compared by summaries, to the pass's max error;
 //   - a pass the baseline had and this run lacks rejects (lost coverage).
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,10 +37,35 @@ struct JudgeOptions {
   double maxMistrustedFraction = kMaxMistrustedFraction;
   double growthFactor = kGrowthFactor;
   double growthSlackUlps = kGrowthSlackUlps;
+  // How a baseline is compared: kCompareCases pairs each case with the baseline's same case
+  // (passes without per-case data, such as the golden vectors of the same corpus, by their
+  // summaries); kCompareSummaries compares summary figures only, for the reasons in notPaired.
+  std::string comparison = kCompareCases;
+  std::vector<std::string> notPaired{};
+  // The shape of case `index` of `op` for reasons ("[3,1025]"); unset: reasons give the index.
+  std::function<std::string(const std::string& op, std::uint64_t index)> caseShape{};
 };
 
 // Whether `current` grew past `baseline` under the rule above.
 bool errorGrew(double baselineMaxUlps, double currentMaxUlps, double factor, double slackUlps);
+
+// The smallest error that grows past `baselineMaxUlps`: max(factor x it, it + slack).
+double growthBound(double baselineMaxUlps, double factor, double slackUlps);
+
+// What can be told before a run: why the baseline's cases cannot be replayed by a run of this
+// harness with this corpus and these ops (each a sentence; empty when they can). Its seed, cases
+// per op and device kind are taken from the baseline by the caller.
+std::vector<std::string> replayProblems(const Certificate& baseline,
+                                        const std::string& corpusSha256,
+                                        const std::vector<std::string>& knownOps);
+
+// Why `current`'s cases cannot be paired one by one with `baseline`'s: no case logs, another
+// corpus, seed, case count or device kind, an op of the baseline missing, or cases that differ
+// (their digests). Empty when every op of the baseline replayed exactly its cases.
+std::vector<std::string> pairingProblems(const Certificate& baseline, const Certificate& current);
+
+// The command line that reruns case `index` of `op` as `id`'s run drew it.
+std::string reproduceCommand(const Identity& id, const std::string& op, std::uint64_t index);
 
 // Clears and recomputes every verdict and reason of `cert`. With `baseline` (a full certificate
 // whose file hashes to `baselineSha256`), also records cert.baseline and cert.changes.
