@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "common/scratch_pool.h"
 
@@ -36,6 +37,13 @@ constexpr size_t kMaxCoveringGrid = 0x7fffffff;  // gridDim.x's limit
 constexpr size_t kAssumedSMs = 132;
 
 inline cudaStream_t as_stream(void* stream) { return static_cast<cudaStream_t>(stream); }
+
+// Compile-time values handed to the generic lambdas of the launch helpers, which pick a kernel
+// instantiation from runtime facts (a unit's width, whether the pointers allow 16-byte access).
+template <int N>
+using Int = std::integral_constant<int, N>;
+template <bool B>
+using Bool = std::integral_constant<bool, B>;
 
 // Launches are asynchronous: this reports only whether they were accepted. A fault inside a
 // kernel surfaces at the caller's next synchronization, as with any stream-ordered API.

@@ -321,6 +321,18 @@ inline size_t cluster_count(size_t rows, const ClusterTile& ct) {
   return rows < g ? rows : g;
 }
 
+// Returns launch(Int<N>, Int<V>, Bool<kVec>) for a cluster tile of up to N4 units of 4 floats a
+// thread: N4 units of 4 read 16 bytes at a time (vec) or one float at a time, or 2 * N4 scalar
+// units (cols % 4 != 0).
+template <int N4, class Launch>
+bool launch_cluster_form(const ClusterTile& ct, bool vec, const Launch& launch) {
+  if (ct.V == 4) {
+    if (vec) return launch(Int<N4>{}, Int<4>{}, Bool<true>{});
+    return launch(Int<N4>{}, Int<4>{}, Bool<false>{});
+  }
+  return launch(Int<2 * N4>{}, Int<1>{}, Bool<false>{});
+}
+
 // `clusters` clusters of ct's shape, with `smem` bytes of dynamic shared memory a block.
 template <class... KArgs, class... Args>
 bool launch_clusters(void (*kernel)(KArgs...), const ClusterTile& ct, size_t clusters, size_t smem,

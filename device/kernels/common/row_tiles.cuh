@@ -269,34 +269,67 @@ inline unsigned tile_grid_capped(const Tile& t, size_t rows) {
   return grid_for(rows, t.mode == Tile::Warp ? t.threads / t.T : 1);
 }
 
-// Launches the register kernel for the tile: Warp tiles take N = 1, 2, 4, ... up to the
-// maximum, Block tiles always the maximum (kNmax4 units of 4, or 2 * kNmax4 single floats:
-// scalar units cost more registers each). Only these are instantiated.
+// Calls launch(Bool<kVec>): kVec = vec for units of 4 floats (16-byte loads and stores where the
+// pointers allow them), false for scalar units, which have no 16-byte form.
+template <int V, class Launch>
+void launch_with_vec(bool vec, const Launch& launch) {
+  if constexpr (V == 4) {
+    if (vec) {
+      launch(Bool<true>{});
+      return;
+    }
+  }
+  launch(Bool<false>{});
+}
+
+// Calls launch(Int<V>, Bool<kVec>) for a Stream tile's kernel: units of 4 floats read 16 bytes
+// at a time (vec) or one float at a time, or scalar units.
+template <class Launch>
+void launch_stream_form(const Tile& t, bool vec, const Launch& launch) {
+  if (t.V == 4 && vec) {
+    launch(Int<4>{}, Bool<true>{});
+  } else if (t.V == 4) {
+    launch(Int<4>{}, Bool<false>{});
+  } else {
+    launch(Int<1>{}, Bool<false>{});
+  }
+}
+
+// Launches the register kernel for a Warp or Block tile: calls launch(Bool<kBlockRow>, Int<N>,
+// Int<V>, Bool<kVec>), with kVec as launch_with_vec gives it. Warp tiles take N = 1, 2, 4, ...
+// up to the maximum, Block tiles always the maximum (kNmax4 units of 4, or 2 * kNmax4 single
+// floats: scalar units cost more registers each). Only these are instantiated; false, nothing
+// launched, for a tile that is none of them.
+template <bool kBlockRow, int N, int V, class Launch>
+void launch_tile_kernel(bool vec, const Launch& launch) {
+  launch_with_vec<V>(vec, [&](auto kvec) { launch(Bool<kBlockRow>{}, Int<N>{}, Int<V>{}, kvec); });
+}
+
 template <int V, int N, int kMax, class Launch>
-bool launch_warp_tile(int n, const Launch& launch) {
+bool launch_warp_tile(int n, bool vec, const Launch& launch) {
   if (n == N) {
-    launch.template go<false, N, V>();
+    launch_tile_kernel<false, N, V>(vec, launch);
     return true;
   }
-  if constexpr (N < kMax) return launch_warp_tile<V, N * 2, kMax>(n, launch);
+  if constexpr (N < kMax) return launch_warp_tile<V, N * 2, kMax>(n, vec, launch);
   return false;
 }
 
 template <int kNmax4, class Launch>
-bool dispatch_regs(const Tile& t, const Launch& launch) {
+bool dispatch_regs(const Tile& t, bool vec, const Launch& launch) {
   if (t.mode == Tile::Block) {
     if (t.V == 4 && t.N == kNmax4) {
-      launch.template go<true, kNmax4, 4>();
+      launch_tile_kernel<true, kNmax4, 4>(vec, launch);
       return true;
     }
     if (t.V == 1 && t.N == 2 * kNmax4) {
-      launch.template go<true, 2 * kNmax4, 1>();
+      launch_tile_kernel<true, 2 * kNmax4, 1>(vec, launch);
       return true;
     }
     return false;
   }
-  return t.V == 4 ? launch_warp_tile<4, 1, kNmax4>(t.N, launch)
-                  : launch_warp_tile<1, 1, 2 * kNmax4>(t.N, launch);
+  return t.V == 4 ? launch_warp_tile<4, 1, kNmax4>(t.N, vec, launch)
+                  : launch_warp_tile<1, 1, 2 * kNmax4>(t.N, vec, launch);
 }
 
 }  // namespace tapecheck_cuda

@@ -168,18 +168,19 @@ inline bool ce_fwd_clustered(cudaStream_t s, size_t rows, uint32_t n, const floa
                              const float* target, float* logp, double* partial) {
   ClusterTile ct;
   if (!plan_cluster(n, kCeUnits, ct, kClusterNarrowThreads)) return false;
-  if (ct.V == 4) {
-    if (aligned16(x) && aligned16(target) && aligned16(logp) &&
-        launch_cluster_with_stage<kCeFwdClusterStage>(
-            ce_fwd_cluster<kCeUnits, 4, true>, ct, rows, ClusterRowStage<2, kCeUnits>::bytes, s, x,
-            target, logp, partial, rows, n)) {
-      return true;
+  const bool vec = aligned16(x) && aligned16(target) && aligned16(logp);
+  return launch_cluster_form<kCeUnits>(ct, vec, [&](auto units, auto v, auto kvec) {
+    // The staged 16-byte path, or where the device refuses its shared memory, the plain one.
+    if constexpr (kvec) {
+      if (launch_cluster_with_stage<kCeFwdClusterStage>(
+              ce_fwd_cluster<units, v, true>, ct, rows, ClusterRowStage<2, units>::bytes, s, x,
+              target, logp, partial, rows, n)) {
+        return true;
+      }
     }
-    return launch_cluster(ce_fwd_cluster<kCeUnits, 4, false>, ct, rows, s, x, target, logp, partial,
+    return launch_cluster(ce_fwd_cluster<units, v, false>, ct, rows, s, x, target, logp, partial,
                           rows, n);
-  }
-  return launch_cluster(ce_fwd_cluster<2 * kCeUnits, 1, false>, ct, rows, s, x, target, logp,
-                        partial, rows, n);
+  });
 }
 
 inline bool ce_bwd_clustered(cudaStream_t s, size_t rows, uint32_t n, const float* dloss,
@@ -187,17 +188,12 @@ inline bool ce_bwd_clustered(cudaStream_t s, size_t rows, uint32_t n, const floa
                              float* dtarget, double denom) {
   ClusterTile ct;
   if (!plan_cluster(n, kCeUnits, ct, kClusterNarrowThreads)) return false;
-  if (ct.V == 4) {
-    if (aligned16(logp) && aligned16(target) && aligned16(dlogits) &&
-        (dtarget == nullptr || aligned16(dtarget))) {
-      return launch_cluster(ce_bwd_cluster<kCeUnits, 4, true>, ct, rows, s, dloss, logp, target,
-                            dlogits, dtarget, rows, n, denom);
-    }
-    return launch_cluster(ce_bwd_cluster<kCeUnits, 4, false>, ct, rows, s, dloss, logp, target,
+  const bool vec = aligned16(logp) && aligned16(target) && aligned16(dlogits) &&
+                   (dtarget == nullptr || aligned16(dtarget));
+  return launch_cluster_form<kCeUnits>(ct, vec, [&](auto units, auto v, auto kvec) {
+    return launch_cluster(ce_bwd_cluster<units, v, kvec>, ct, rows, s, dloss, logp, target,
                           dlogits, dtarget, rows, n, denom);
-  }
-  return launch_cluster(ce_bwd_cluster<2 * kCeUnits, 1, false>, ct, rows, s, dloss, logp, target,
-                        dlogits, dtarget, rows, n, denom);
+  });
 }
 
 }  // namespace tapecheck_cuda

@@ -138,52 +138,6 @@ __global__ void __launch_bounds__(kBlockRow ? 1024 : kBlock)
 // Host side. Two arrays per element: 16 of each per thread.
 constexpr int kCeUnits = 4;
 
-struct CeFwdLaunch {
-  const Tile& t;
-  size_t rows;
-  uint32_t cols;
-  const float *x, *target;
-  float* logp;
-  double* partial;
-  bool vec;
-  cudaStream_t s;
-  template <bool B, int N, int V>
-  void go() const {
-    const unsigned grid = tile_grid_capped(t, rows);  // a loss partial a block
-    if constexpr (V == 4) {  // scalar units have no 16-byte form
-      if (vec) {
-        ce_fwd_regs<B, N, V, true><<<grid, t.threads, 0, s>>>(x, target, logp, partial, rows, cols, t.T);
-        return;
-      }
-    }
-    ce_fwd_regs<B, N, V, false><<<grid, t.threads, 0, s>>>(x, target, logp, partial, rows, cols, t.T);
-  }
-};
-
-struct CeBwdLaunch {
-  const Tile& t;
-  size_t rows;
-  uint32_t cols;
-  const float *dloss, *logp, *target;
-  float *dlogits, *dtarget;
-  double denom;
-  bool vec;
-  cudaStream_t s;
-  template <bool B, int N, int V>
-  void go() const {
-    const unsigned grid = tile_grid(t, rows);
-    if constexpr (V == 4) {  // scalar units have no 16-byte form
-      if (vec) {
-        ce_bwd_regs<B, N, V, true><<<grid, t.threads, 0, s>>>(dloss, logp, target, dlogits, dtarget,
-                                                              rows, cols, t.T, denom);
-        return;
-      }
-    }
-    ce_bwd_regs<B, N, V, false><<<grid, t.threads, 0, s>>>(dloss, logp, target, dlogits, dtarget,
-                                                           rows, cols, t.T, denom);
-  }
-};
-
 // The backward's warp tiles (row_tiles.cuh, WarpTileChoice): 2 units of 4 floats a lane, where
 // the default aims for 4, in blocks of 128 threads while a lane holds at most 2 (slices of 36-256
 // floats), of 256 past that. Since kernels 1.26.0. Measured on an H200 against 1.25.0 in one call

@@ -137,12 +137,15 @@ int cross_entropy_fwd(void* stream, uint32_t outer, uint32_t n, uint32_t inner, 
   }
   if (!done && t.mode != Tile::Stream) {
     // Contiguous slices that fit the register tiles (ce_tiles.cuh).
-    count = tile_grid_capped(t, slices);  // CeFwdLaunch's grid
+    count = tile_grid_capped(t, slices);  // a loss partial a block
     double* gp = scratch.get<double>(count);
     if (gp == nullptr) return 1;
     partials = gp;
     const bool vec = t.V == 4 && aligned16(logits) && aligned16(target) && aligned16(logp);
-    if (!dispatch_regs<kCeUnits>(t, CeFwdLaunch{t, slices, n, logits, target, logp, gp, vec, s})) {
+    if (!dispatch_regs<kCeUnits>(t, vec, [&](auto block_row, auto units, auto v, auto kvec) {
+          ce_fwd_regs<block_row, units, v, kvec><<<tile_grid_capped(t, slices), t.threads, 0, s>>>(
+              logits, target, logp, gp, slices, n, t.T);
+        })) {
       return 1;
     }
   } else if (!done && run_rows(op, slices, n, inner, s, scratch, &partials, &count) != 0) {
@@ -172,8 +175,10 @@ int cross_entropy_bwd(void* stream, uint32_t outer, uint32_t n, uint32_t inner, 
   if (t.mode != Tile::Stream) {
     const bool vec = t.V == 4 && aligned16(logp) && aligned16(target) && aligned16(dlogits) &&
                      (dtarget == nullptr || aligned16(dtarget));
-    if (!dispatch_regs<kCeUnits>(
-            t, CeBwdLaunch{t, slices, n, dloss, logp, target, dlogits, dtarget, denom, vec, s})) {
+    if (!dispatch_regs<kCeUnits>(t, vec, [&](auto block_row, auto units, auto v, auto kvec) {
+          ce_bwd_regs<block_row, units, v, kvec><<<tile_grid(t, slices), t.threads, 0, s>>>(
+              dloss, logp, target, dlogits, dtarget, slices, n, t.T, denom);
+        })) {
       return 1;
     }
     return launch_status();

@@ -3,6 +3,7 @@
 // shape (several short channels per warp, one block per long channel); the generic row engine
 // below is kept only as their fallback.
 #include "entry.h"
+#include "norm/norm_forward.cuh"
 #include "norm/norm_math.cuh"
 #include "norm/norm_tiles.cuh"
 #include "common/row_engine.cuh"
@@ -70,21 +71,7 @@ struct BatchNormBwd {
 int batch_norm_fwd(void* stream, uint32_t channels, uint32_t spatial, float epsilon,
                    const float* x, const float* gamma, const float* beta, float* y, float* xhat,
                    float* inv_std) {
-  NormFwd<true> op{};
-  op.x = x;
-  op.gamma = gamma;
-  op.beta = beta;
-  op.y = y;
-  op.xhat = xhat;
-  op.inv_std = inv_std;
-  op.cols = spatial;
-  op.eps = epsilon;
-  if (norm_fwd_tiled<true>(as_stream(stream), channels, spatial, epsilon, x, gamma, beta, y, xhat,
-                           inv_std)) {
-    return launch_status();
-  }
-  Scratch scratch(as_stream(stream));
-  return run_rows(op, channels, spatial, 1, as_stream(stream), scratch);
+  return norm_forward<true>(stream, channels, spatial, epsilon, x, gamma, beta, y, xhat, inv_std);
 }
 
 int batch_norm_bwd(void* stream, uint32_t channels, uint32_t spatial, const float* dy,

@@ -9,6 +9,7 @@
 #include "norm/norm_math.cuh"
 #include "norm/ln_bwd_cluster.cuh"
 #include "norm/ln_bwd_fused.cuh"
+#include "norm/norm_forward.cuh"
 #include "norm/norm_tiles.cuh"
 #include "common/row_engine.cuh"
 
@@ -144,22 +145,7 @@ int column_sums(cudaStream_t s, Scratch& scratch, size_t rows, uint32_t cols, co
 
 int layer_norm_fwd(void* stream, uint32_t rows, uint32_t cols, float epsilon, const float* x,
                    const float* gamma, const float* beta, float* y, float* xhat, float* inv_std) {
-  NormFwd<false> op{};
-  op.x = x;
-  op.gamma = gamma;
-  op.beta = beta;
-  op.y = y;
-  op.xhat = xhat;
-  op.inv_std = inv_std;
-  op.cols = cols;
-  op.eps = epsilon;
-  // The row tiles (norm_tiles.cuh) take every shape; the engine stays as the fallback.
-  if (norm_fwd_tiled<false>(as_stream(stream), rows, cols, epsilon, x, gamma, beta, y, xhat,
-                            inv_std)) {
-    return launch_status();
-  }
-  Scratch scratch(as_stream(stream));
-  return run_rows(op, rows, cols, 1, as_stream(stream), scratch);
+  return norm_forward<false>(stream, rows, cols, epsilon, x, gamma, beta, y, xhat, inv_std);
 }
 
 int layer_norm_bwd(void* stream, uint32_t rows, uint32_t cols, const float* dy, const float* xhat,

@@ -320,19 +320,12 @@ inline bool ln_bwd_clustered(cudaStream_t s, Scratch& scratch, size_t rows, uint
   const size_t G = ln_cluster_count(ct, rows);
   double2* partial = scratch.get<double2>(G * cols);
   if (partial == nullptr) return false;
-  bool launched;
-  if (ct.V == 4) {
-    if (aligned16(dy) && aligned16(xhat) && aligned16(dx) && aligned16(gamma)) {
-      launched = launch_ln_bwd_cluster<kLnClusterUnits, 4, true>(ct, G, s, dy, xhat, inv_std,
-                                                                 gamma, dx, partial, rows, cols);
-    } else {
-      launched = launch_ln_bwd_cluster<kLnClusterUnits, 4, false>(ct, G, s, dy, xhat, inv_std,
-                                                                  gamma, dx, partial, rows, cols);
-    }
-  } else {
-    launched = launch_ln_bwd_cluster<2 * kLnClusterUnits, 1, false>(ct, G, s, dy, xhat, inv_std,
-                                                                    gamma, dx, partial, rows, cols);
-  }
+  const bool vec = aligned16(dy) && aligned16(xhat) && aligned16(dx) && aligned16(gamma);
+  const bool launched =
+      launch_cluster_form<kLnClusterUnits>(ct, vec, [&](auto n, auto v, auto kvec) {
+        return launch_ln_bwd_cluster<n, v, kvec>(ct, G, s, dy, xhat, inv_std, gamma, dx, partial,
+                                                 rows, cols);
+      });
   if (!launched) return false;
   launch_ln_colsum_finish(s, partial, G, cols, dgamma, dbeta);
   return true;

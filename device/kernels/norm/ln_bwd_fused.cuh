@@ -259,43 +259,24 @@ inline size_t plan_ln_fused_grid(const Tile& t, size_t rows) {
   return g < 1 ? 1 : g;
 }
 
-struct LnFusedLaunch {
-  const Tile& t;
-  size_t rows;
-  uint32_t cols;
-  const float *dy, *xhat, *inv_std, *gamma;
-  float* dx;
-  double2* partial;
-  size_t grid;
-  bool vec;
-  cudaStream_t s;
-  template <bool B, int N, int V, bool kVec>
-  void launch() const {
-    const size_t smem = sizeof(double) * 2 * N * V * t.threads;
-    auto k = ln_bwd_fused<B, N, V, kVec>;
-    // The limit is a property of the kernel shared by every host thread, so it is raised to
-    // what this instantiation can need at most (1024 threads), the same value from every
-    // caller: raising it to this launch's own need let another thread lower it between the
-    // call and the launch, whose launch then failed (seen once in 156,538 cases on 16
-    // threads: layer_norm_bwd [2, 3759] returned 1).
-    constexpr size_t kMostSmem = sizeof(double) * 2 * N * V * 1024;
-    if (kMostSmem > 48 * 1024)
-      cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           static_cast<int>(kMostSmem));
-    k<<<static_cast<unsigned>(grid), t.threads, smem, s>>>(dy, xhat, inv_std, gamma, dx, partial,
-                                                          rows, cols, t.T, ln_fused_batch_rows(t));
-  }
-  template <bool B, int N, int V>
-  void go() const {
-    if constexpr (V == 4) {  // scalar units have no 16-byte form
-      if (vec) {
-        launch<B, N, V, true>();
-        return;
-      }
-    }
-    launch<B, N, V, false>();
-  }
-};
+// Launches ln_bwd_fused<B, N, V, kVec> on G blocks, with the accumulators' shared memory.
+// The limit on dynamic shared memory is a property of the kernel shared by every host thread, so
+// it is raised to what the instantiation can need at most (1024 threads), the same value from
+// every caller: raised to one launch's own need, another thread could lower it between the call
+// and the launch, which then fails.
+template <bool B, int N, int V, bool kVec>
+void launch_ln_bwd_fused(const Tile& t, size_t G, cudaStream_t s, const float* dy,
+                         const float* xhat, const float* inv_std, const float* gamma, float* dx,
+                         double2* partial, size_t rows, uint32_t cols) {
+  const size_t smem = sizeof(double) * 2 * N * V * t.threads;
+  auto k = ln_bwd_fused<B, N, V, kVec>;
+  constexpr size_t kMostSmem = sizeof(double) * 2 * N * V * 1024;
+  if (kMostSmem > 48 * 1024)
+    cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                         static_cast<int>(kMostSmem));
+  k<<<static_cast<unsigned>(G), t.threads, smem, s>>>(dy, xhat, inv_std, gamma, dx, partial, rows,
+                                                     cols, t.T, ln_fused_batch_rows(t));
+}
 
 // Returns false (nothing launched) for rows the fused kernel does not take, or when the
 // scratch for the partials cannot be had: the caller then runs the separate passes.
@@ -308,8 +289,10 @@ inline bool ln_bwd_fused_tiled(cudaStream_t s, Scratch& scratch, size_t rows, ui
   double2* partial = scratch.get<double2>(G * cols);
   if (partial == nullptr) return false;
   const bool vec = t.V == 4 && aligned16(dy) && aligned16(xhat) && aligned16(dx) && aligned16(gamma);
-  if (!dispatch_regs<kLnFusedUnits>(
-          t, LnFusedLaunch{t, rows, cols, dy, xhat, inv_std, gamma, dx, partial, G, vec, s})) {
+  if (!dispatch_regs<kLnFusedUnits>(t, vec, [&](auto block_row, auto n, auto v, auto kvec) {
+        launch_ln_bwd_fused<block_row, n, v, kvec>(t, G, s, dy, xhat, inv_std, gamma, dx, partial,
+                                                   rows, cols);
+      })) {
     return false;
   }
   launch_ln_colsum_finish(s, partial, G, cols, dgamma, dbeta);

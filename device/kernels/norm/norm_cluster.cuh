@@ -301,20 +301,20 @@ bool norm_fwd_clustered(cudaStream_t s, size_t rows, uint32_t cols, float eps, c
   if (!plan_cluster(cols, N4, ct, kPerRow ? kClusterThreads : kLayerNormClusterThreads)) {
     return false;
   }
-  if (ct.V == 4) {
-    bool vec = aligned16(x) && aligned16(y) && aligned16(xhat);
-    if (!kPerRow) vec = vec && aligned16(gamma) && aligned16(beta);
-    if (vec && launch_cluster_with_stage<kNormClusterStage>(
-                   norm_fwd_cluster<kPerRow, N4, 4, true>, ct, rows,
-                   norm_fwd_cluster_smem<kPerRow, N4>, s, x, gamma, beta, y, xhat, inv_std, rows,
-                   cols, eps)) {
-      return true;
+  bool vec = aligned16(x) && aligned16(y) && aligned16(xhat);
+  if (!kPerRow) vec = vec && aligned16(gamma) && aligned16(beta);
+  return launch_cluster_form<N4>(ct, vec, [&](auto n, auto v, auto kvec) {
+    // The staged 16-byte path, or where the device refuses its shared memory, the plain one.
+    if constexpr (kvec) {
+      if (launch_cluster_with_stage<kNormClusterStage>(
+              norm_fwd_cluster<kPerRow, n, v, true>, ct, rows, norm_fwd_cluster_smem<kPerRow, n>,
+              s, x, gamma, beta, y, xhat, inv_std, rows, cols, eps)) {
+        return true;
+      }
     }
-    return launch_cluster(norm_fwd_cluster<kPerRow, N4, 4, false>, ct, rows, s, x, gamma, beta, y,
+    return launch_cluster(norm_fwd_cluster<kPerRow, n, v, false>, ct, rows, s, x, gamma, beta, y,
                           xhat, inv_std, rows, cols, eps);
-  }
-  return launch_cluster(norm_fwd_cluster<kPerRow, 2 * N4, 1, false>, ct, rows, s, x, gamma, beta,
-                        y, xhat, inv_std, rows, cols, eps);
+  });
 }
 
 template <bool kPerRow, int N4>
@@ -323,19 +323,20 @@ bool norm_bwd_clustered(cudaStream_t s, size_t rows, uint32_t cols, const float*
                         float* dgamma, float* dbeta) {
   ClusterTile ct;
   if (!plan_cluster(cols, N4, ct)) return false;
-  if (ct.V == 4) {
-    bool vec = aligned16(dy) && aligned16(xhat) && aligned16(dx);
-    if (!kPerRow) vec = vec && aligned16(gamma);
-    if (vec && launch_cluster_with_stage<kNormClusterStage>(
-                   norm_bwd_cluster<kPerRow, N4, 4, true>, ct, rows, ClusterRowStage<2, N4>::bytes,
-                   s, dy, xhat, inv_std, gamma, dx, dgamma, dbeta, rows, cols)) {
-      return true;
+  bool vec = aligned16(dy) && aligned16(xhat) && aligned16(dx);
+  if (!kPerRow) vec = vec && aligned16(gamma);
+  return launch_cluster_form<N4>(ct, vec, [&](auto n, auto v, auto kvec) {
+    // The staged 16-byte path, or where the device refuses its shared memory, the plain one.
+    if constexpr (kvec) {
+      if (launch_cluster_with_stage<kNormClusterStage>(
+              norm_bwd_cluster<kPerRow, n, v, true>, ct, rows, ClusterRowStage<2, n>::bytes, s,
+              dy, xhat, inv_std, gamma, dx, dgamma, dbeta, rows, cols)) {
+        return true;
+      }
     }
-    return launch_cluster(norm_bwd_cluster<kPerRow, N4, 4, false>, ct, rows, s, dy, xhat, inv_std,
+    return launch_cluster(norm_bwd_cluster<kPerRow, n, v, false>, ct, rows, s, dy, xhat, inv_std,
                           gamma, dx, dgamma, dbeta, rows, cols);
-  }
-  return launch_cluster(norm_bwd_cluster<kPerRow, 2 * N4, 1, false>, ct, rows, s, dy, xhat,
-                        inv_std, gamma, dx, dgamma, dbeta, rows, cols);
+  });
 }
 
 }  // namespace tapecheck_cuda

@@ -389,55 +389,6 @@ constexpr WarpTileChoice kNormFwdWarpTiles = kTwoUnitWarpTiles;
 constexpr bool kLayerNormWideRowsUseClusters = true;
 
 template <bool kPerRow>
-struct NormFwdLaunch {
-  const Tile& t;
-  size_t rows;
-  uint32_t cols;
-  float eps;
-  const float *x, *gamma, *beta;
-  float *y, *xhat, *inv_std;
-  bool vec;
-  cudaStream_t s;
-  template <bool B, int N, int V>
-  void go() const {
-    const unsigned grid = tile_grid(t, rows);
-    if constexpr (V == 4) {  // scalar units have no 16-byte form
-      if (vec) {
-        norm_fwd_regs<kPerRow, B, N, V, true><<<grid, t.threads, 0, s>>>(
-            x, gamma, beta, y, xhat, inv_std, rows, cols, eps, t.T);
-        return;
-      }
-    }
-    norm_fwd_regs<kPerRow, B, N, V, false><<<grid, t.threads, 0, s>>>(
-        x, gamma, beta, y, xhat, inv_std, rows, cols, eps, t.T);
-  }
-};
-
-template <bool kPerRow>
-struct NormBwdLaunch {
-  const Tile& t;
-  size_t rows;
-  uint32_t cols;
-  const float *dy, *xhat, *inv_std, *gamma;
-  float *dx, *dgamma, *dbeta;
-  bool vec;
-  cudaStream_t s;
-  template <bool B, int N, int V>
-  void go() const {
-    const unsigned grid = tile_grid(t, rows);
-    if constexpr (V == 4) {  // scalar units have no 16-byte form
-      if (vec) {
-        norm_bwd_regs<kPerRow, B, N, V, true><<<grid, t.threads, 0, s>>>(
-            dy, xhat, inv_std, gamma, dx, dgamma, dbeta, rows, cols, t.T);
-        return;
-      }
-    }
-    norm_bwd_regs<kPerRow, B, N, V, false><<<grid, t.threads, 0, s>>>(
-        dy, xhat, inv_std, gamma, dx, dgamma, dbeta, rows, cols, t.T);
-  }
-};
-
-template <bool kPerRow>
 bool norm_fwd_tiled(cudaStream_t s, size_t rows, uint32_t cols, float eps, const float* x,
                     const float* gamma, const float* beta, float* y, float* xhat, float* inv_std) {
   Tile t = plan_tile(cols, kNormFwdUnits, kNormFwdWarpTiles);
@@ -462,21 +413,18 @@ bool norm_fwd_tiled(cudaStream_t s, size_t rows, uint32_t cols, float eps, const
   }
   if (t.mode == Tile::Stream) {
     const unsigned grid = tile_grid(t, rows);
-    if (t.V == 4 && vec) {
-      norm_fwd_stream<kPerRow, 4, true><<<grid, t.threads, 0, s>>>(x, gamma, beta, y, xhat,
+    launch_stream_form(t, vec, [&](auto v, auto kvec) {
+      norm_fwd_stream<kPerRow, v, kvec><<<grid, t.threads, 0, s>>>(x, gamma, beta, y, xhat,
                                                                   inv_std, rows, cols, eps);
-    } else if (t.V == 4) {
-      norm_fwd_stream<kPerRow, 4, false><<<grid, t.threads, 0, s>>>(x, gamma, beta, y, xhat,
-                                                                   inv_std, rows, cols, eps);
-    } else {
-      norm_fwd_stream<kPerRow, 1, false><<<grid, t.threads, 0, s>>>(x, gamma, beta, y, xhat,
-                                                                   inv_std, rows, cols, eps);
-    }
+    });
     return true;
   }
-  const NormFwdLaunch<kPerRow> launch{t, rows, cols, eps, x, gamma, beta, y, xhat, inv_std, vec, s};
-  if (narrow) return dispatch_regs<kNormFwdBlockUnits>(t, launch);
-  return dispatch_regs<kNormFwdUnits>(t, launch);
+  auto launch = [&](auto block_row, auto n, auto v, auto kvec) {
+    norm_fwd_regs<kPerRow, block_row, n, v, kvec><<<tile_grid(t, rows), t.threads, 0, s>>>(
+        x, gamma, beta, y, xhat, inv_std, rows, cols, eps, t.T);
+  };
+  if (narrow) return dispatch_regs<kNormFwdBlockUnits>(t, vec, launch);
+  return dispatch_regs<kNormFwdUnits>(t, vec, launch);
 }
 
 template <bool kPerRow>
@@ -493,20 +441,16 @@ bool norm_bwd_tiled(cudaStream_t s, size_t rows, uint32_t cols, const float* dy,
   }
   if (t.mode == Tile::Stream) {
     const unsigned grid = tile_grid(t, rows);
-    if (t.V == 4 && vec) {
-      norm_bwd_stream<kPerRow, 4, true><<<grid, t.threads, 0, s>>>(dy, xhat, inv_std, gamma, dx,
+    launch_stream_form(t, vec, [&](auto v, auto kvec) {
+      norm_bwd_stream<kPerRow, v, kvec><<<grid, t.threads, 0, s>>>(dy, xhat, inv_std, gamma, dx,
                                                                   dgamma, dbeta, rows, cols);
-    } else if (t.V == 4) {
-      norm_bwd_stream<kPerRow, 4, false><<<grid, t.threads, 0, s>>>(dy, xhat, inv_std, gamma, dx,
-                                                                   dgamma, dbeta, rows, cols);
-    } else {
-      norm_bwd_stream<kPerRow, 1, false><<<grid, t.threads, 0, s>>>(dy, xhat, inv_std, gamma, dx,
-                                                                   dgamma, dbeta, rows, cols);
-    }
+    });
     return true;
   }
-  return dispatch_regs<kNormBwdUnits>(
-      t, NormBwdLaunch<kPerRow>{t, rows, cols, dy, xhat, inv_std, gamma, dx, dgamma, dbeta, vec, s});
+  return dispatch_regs<kNormBwdUnits>(t, vec, [&](auto block_row, auto n, auto v, auto kvec) {
+    norm_bwd_regs<kPerRow, block_row, n, v, kvec><<<tile_grid(t, rows), t.threads, 0, s>>>(
+        dy, xhat, inv_std, gamma, dx, dgamma, dbeta, rows, cols, t.T);
+  });
 }
 
 }  // namespace tapecheck_cuda

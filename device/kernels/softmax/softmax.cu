@@ -41,51 +41,6 @@ constexpr WarpTileChoice kFwdWarpTiles = kTwoUnitWarpTiles;
 constexpr WarpTileChoice kBwdWarpTiles{2, 128, 128};
 
 template <bool kLog>
-struct FwdLaunch {
-  const Tile& t;
-  size_t rows;
-  uint32_t cols;
-  const float* x;
-  float* y;
-  bool vec;
-  cudaStream_t s;
-  template <bool B, int N, int V>
-  void go() const {
-    const unsigned grid = tile_grid(t, rows);
-    if constexpr (V == 4) {  // scalar units have no 16-byte form
-      if (vec) {
-        softmax_fwd_regs<kLog, B, N, V, true><<<grid, t.threads, 0, s>>>(x, y, rows, cols, t.T);
-        return;
-      }
-    }
-    softmax_fwd_regs<kLog, B, N, V, false><<<grid, t.threads, 0, s>>>(x, y, rows, cols, t.T);
-  }
-};
-
-template <bool kLog>
-struct BwdLaunch {
-  const Tile& t;
-  size_t rows;
-  uint32_t cols;
-  const float* y;
-  const float* dy;
-  float* dx;
-  bool vec;
-  cudaStream_t s;
-  template <bool B, int N, int V>
-  void go() const {
-    const unsigned grid = tile_grid(t, rows);
-    if constexpr (V == 4) {  // scalar units have no 16-byte form
-      if (vec) {
-        softmax_bwd_regs<kLog, B, N, V, true><<<grid, t.threads, 0, s>>>(y, dy, dx, rows, cols, t.T);
-        return;
-      }
-    }
-    softmax_bwd_regs<kLog, B, N, V, false><<<grid, t.threads, 0, s>>>(y, dy, dx, rows, cols, t.T);
-  }
-};
-
-template <bool kLog>
 int softmax_forward(void* stream, uint32_t rows, uint32_t cols, const float* x, float* y) {
   const cudaStream_t s = as_stream(stream);
   const Tile t = plan_tile(cols, kFwdUnits, kFwdWarpTiles);
@@ -96,14 +51,13 @@ int softmax_forward(void* stream, uint32_t rows, uint32_t cols, const float* x, 
   }
   if (t.mode == Tile::Stream) {
     const unsigned grid = tile_grid(t, rows);
-    if (t.V == 4 && vec) {
-      softmax_fwd_stream<kLog, 4, true><<<grid, t.threads, 0, s>>>(x, y, rows, cols);
-    } else if (t.V == 4) {
-      softmax_fwd_stream<kLog, 4, false><<<grid, t.threads, 0, s>>>(x, y, rows, cols);
-    } else {
-      softmax_fwd_stream<kLog, 1, false><<<grid, t.threads, 0, s>>>(x, y, rows, cols);
-    }
-  } else if (!dispatch_regs<kFwdUnits>(t, FwdLaunch<kLog>{t, rows, cols, x, y, vec, s})) {
+    launch_stream_form(t, vec, [&](auto v, auto kvec) {
+      softmax_fwd_stream<kLog, v, kvec><<<grid, t.threads, 0, s>>>(x, y, rows, cols);
+    });
+  } else if (!dispatch_regs<kFwdUnits>(t, vec, [&](auto block_row, auto n, auto v, auto kvec) {
+               softmax_fwd_regs<kLog, block_row, n, v, kvec>
+                   <<<tile_grid(t, rows), t.threads, 0, s>>>(x, y, rows, cols, t.T);
+             })) {
     return 1;
   }
   return launch_status();
@@ -120,14 +74,13 @@ int softmax_backward(void* stream, uint32_t rows, uint32_t cols, const float* y,
   }
   if (t.mode == Tile::Stream) {
     const unsigned grid = tile_grid(t, rows);
-    if (t.V == 4 && vec) {
-      softmax_bwd_stream<kLog, 4, true><<<grid, t.threads, 0, s>>>(y, dy, dx, rows, cols);
-    } else if (t.V == 4) {
-      softmax_bwd_stream<kLog, 4, false><<<grid, t.threads, 0, s>>>(y, dy, dx, rows, cols);
-    } else {
-      softmax_bwd_stream<kLog, 1, false><<<grid, t.threads, 0, s>>>(y, dy, dx, rows, cols);
-    }
-  } else if (!dispatch_regs<kBwdUnits>(t, BwdLaunch<kLog>{t, rows, cols, y, dy, dx, vec, s})) {
+    launch_stream_form(t, vec, [&](auto v, auto kvec) {
+      softmax_bwd_stream<kLog, v, kvec><<<grid, t.threads, 0, s>>>(y, dy, dx, rows, cols);
+    });
+  } else if (!dispatch_regs<kBwdUnits>(t, vec, [&](auto block_row, auto n, auto v, auto kvec) {
+               softmax_bwd_regs<kLog, block_row, n, v, kvec>
+                   <<<tile_grid(t, rows), t.threads, 0, s>>>(y, dy, dx, rows, cols, t.T);
+             })) {
     return 1;
   }
   return launch_status();

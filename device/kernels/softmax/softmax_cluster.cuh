@@ -131,13 +131,10 @@ template <bool kLog, int kNmax4>
 bool softmax_fwd_clustered(cudaStream_t s, size_t rows, uint32_t cols, const float* x, float* y) {
   ClusterTile ct;
   if (!plan_cluster(cols, kNmax4, ct, kClusterNarrowThreads)) return false;
-  if (ct.V == 4) {
-    if (aligned16(x) && aligned16(y)) {
-      return launch_cluster(softmax_fwd_cluster<kLog, kNmax4, 4, true>, ct, rows, s, x, y, rows, cols);
-    }
-    return launch_cluster(softmax_fwd_cluster<kLog, kNmax4, 4, false>, ct, rows, s, x, y, rows, cols);
-  }
-  return launch_cluster(softmax_fwd_cluster<kLog, 2 * kNmax4, 1, false>, ct, rows, s, x, y, rows, cols);
+  const bool vec = aligned16(x) && aligned16(y);
+  return launch_cluster_form<kNmax4>(ct, vec, [&](auto n, auto v, auto kvec) {
+    return launch_cluster(softmax_fwd_cluster<kLog, n, v, kvec>, ct, rows, s, x, y, rows, cols);
+  });
 }
 
 template <bool kLog, int kNmax4>
@@ -145,13 +142,11 @@ bool softmax_bwd_clustered(cudaStream_t s, size_t rows, uint32_t cols, const flo
                            const float* dy, float* dx) {
   ClusterTile ct;
   if (!plan_cluster(cols, kNmax4, ct)) return false;
-  if (ct.V == 4) {
-    if (aligned16(y) && aligned16(dy) && aligned16(dx)) {
-      return launch_cluster(softmax_bwd_cluster<kLog, kNmax4, 4, true>, ct, rows, s, y, dy, dx, rows, cols);
-    }
-    return launch_cluster(softmax_bwd_cluster<kLog, kNmax4, 4, false>, ct, rows, s, y, dy, dx, rows, cols);
-  }
-  return launch_cluster(softmax_bwd_cluster<kLog, 2 * kNmax4, 1, false>, ct, rows, s, y, dy, dx, rows, cols);
+  const bool vec = aligned16(y) && aligned16(dy) && aligned16(dx);
+  return launch_cluster_form<kNmax4>(ct, vec, [&](auto n, auto v, auto kvec) {
+    return launch_cluster(softmax_bwd_cluster<kLog, n, v, kvec>, ct, rows, s, y, dy, dx, rows,
+                          cols);
+  });
 }
 
 }  // namespace tapecheck_cuda

@@ -18,8 +18,6 @@
 // ranks the ties at T by index otherwise.
 #pragma once
 
-#include <type_traits>
-
 #include "topk/topk_select.cuh"
 #include "topk/topk_sort_net.cuh"
 
@@ -29,9 +27,6 @@ constexpr uint32_t kSortedMaxK = 16;
 
 // The list length for k: the smallest power of two >= k.
 inline uint32_t sorted_list_length(uint32_t k) { return next_pow2(k); }
-
-template <int N>
-using Int = std::integral_constant<int, N>;
 
 // Calls launch(Int<K>) for K = the list length of k, when K <= kMaxK; false when there is none.
 template <int kMaxK, class Launch>
