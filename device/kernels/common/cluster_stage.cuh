@@ -18,12 +18,10 @@
 // 16-byte path (cols % 4 == 0 and aligned pointers), as the copies need 16-byte alignment and
 // sizes. The stage replaces the L2 prefetch there.
 //
-// Who stages (since kernels 1.16.0, each file's constant has its measurement): the norms'
-// cluster kernels, forward and backward (norm_cluster.cuh), and cross-entropy's forward
-// (ce_cluster.cuh). Not staged, as measured on an H200 next to 1.15.0 in the same calls (ours/copy,
-// tools/bench/results/2026-12-02-h200-1.16.0-candidates/): the softmax family (forward within
-// 0.006, backward 0.01 slower at 16K-64K), cross-entropy's backward (within 0.006) and
-// layer_norm_bwd's cluster kernel (slower, ln_bwd_cluster.cuh).
+// Who stages (each file's constant has its figure): the norms' cluster kernels, forward and
+// backward (norm_cluster.cuh), and cross-entropy's forward (ce_cluster.cuh). The softmax family,
+// cross-entropy's backward and layer_norm_bwd's cluster kernel gain nothing from it or lose
+// (CHANGELOG 1.16.0), and keep the L2 prefetch.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -111,15 +109,10 @@ struct ClusterRowStage {
 
   // Every thread, after its takes of this turn: once every warp has read the stage, thread 0
   // starts the copy of row `next` (none when next >= rows).
-  // Every warp waits at the barrier. Up to kernels 1.20.0 only warp 0 did (the others passed a
-  // named barrier with bar.arrive), and compute-sanitizer's racecheck reported 3 hazards a
-  // launch in cross-entropy's staged forward, between shared-memory writes and reads that, by
-  // their offsets, a __syncthreads separates (the warps' parts of the row and the loss
-  // partials), and none in the norms' staged kernels; with the stage off, or with every warp
-  // waiting, it reported none.
-  // Measured on an H200 (ours/copy, two runs each in one session against 1.20.0), the staged
-  // kernels with every warp waiting read within 0.01 of 1.20.0 or above it at 16K-64K
-  // columns (conformance/results/2026-12-02-h200-kernels-1.20.1/).
+  // Every warp waits at the barrier (a __syncthreads), not warp 0 alone behind a named barrier
+  // the others only arrive at: with that, compute-sanitizer's racecheck reports hazards in
+  // cross-entropy's staged forward between accesses that a __syncthreads separates; with every
+  // warp waiting it reports none, at no cost the bench can tell apart (CHANGELOG 1.20.1).
   __device__ void refill(const float* const (&src)[S], size_t next, size_t rows,
                          uint32_t cols) const {
     __syncthreads();
@@ -131,7 +124,7 @@ struct ClusterRowStage {
 // shared memory at `threads` threads a block, or one that does not, as launch_cluster does.
 // False when the device refuses. The limit on dynamic shared memory is a property of the kernel
 // shared by every host thread, so it is raised to what the kernel can need at most (1024
-// threads), the same value from every caller (ln_bwd_fused.cuh says why).
+// threads), the same value from every caller (launch_ln_bwd_fused, ln_bwd_fused.cuh, says why).
 template <bool kStaged, class Bytes, class... KArgs, class... Args>
 bool launch_cluster_with_stage(void (*kernel)(KArgs...), const ClusterTile& ct, size_t rows,
                                Bytes bytes, cudaStream_t s, Args... args) {

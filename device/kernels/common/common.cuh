@@ -19,15 +19,11 @@ constexpr unsigned kBlock = 256;
 // grid is correct; two sizes are in use:
 // - grid_for caps the grid at kMaxGrid blocks, each looping over several items. Kernels that
 //   write a partial per block keep it (cross-entropy's loss: the partials stay few), and so do
-//   the kernels where it measured faster.
-// - grid_covering gives every block one iteration (up to the hardware's limit). Measured on an
-//   H200 for the register tiles (ours/copy, two runs each, against kernels 1.8.0): 8192 blocks
-//   left a partial last wave (softmax forward at 128 columns: 6 blocks of 256 threads fit a
-//   multiprocessor, so 10.3 waves of 8 iterations each), and covering grids raised the softmax
-//   family, the norms' forward, batch norm's backward and cross-entropy's backward by up to
-//   0.08 of copy speed, most at 2K-4K columns; cross-entropy's forward lost up to 0.26 (its
-//   loss then has a partial per row group), and the topk_mask plans lost or gained by turns
-//   (tools/bench/results/2026-12-01-h200-1.9.0-candidates/).
+//   the kernels where it is faster.
+// - grid_covering gives every block one iteration (up to the hardware's limit): a capped grid
+//   leaves a partial last wave (softmax forward at 128 columns fits 6 blocks of 256 threads a
+//   multiprocessor, so 8192 blocks are 10.3 waves).
+// Covering: register tiles up to +0.08 of copy speed, cross-entropy forward -0.26 (CHANGELOG 1.9.0).
 constexpr size_t kMaxGrid = 8192;
 constexpr size_t kMaxCoveringGrid = 0x7fffffff;  // gridDim.x's limit
 

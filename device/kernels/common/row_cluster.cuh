@@ -33,14 +33,11 @@ constexpr unsigned kMaxCluster = 8;
 // block's mailbox with st.async, whose bytes count down the receiver's mbarrier; each block then
 // waits on its own mbarrier only.
 //
-// Why not a cluster barrier after plain shared-memory writes (as up to kernels 1.5.1): the
-// barrier's arrive has release semantics, so it waits until each thread's earlier memory
-// operations, the previous row's stores among them, are performed at cluster scope. Measured on
-// an H200 (ours/copy, one run, 2 repeats): a relaxed arrive, which would not order the slots'
-// writes and so is not correct here, was faster by up to 0.06 (batch norm backward at 32K
-// columns 0.875 -> 0.937, forward at 64K 0.730 -> 0.789; softmax forward at 32K 0.806 -> 0.839),
-// and a release fence in the publishing warp alone gained nothing. st.async needs no release:
-// the bytes themselves complete the receiver's phase.
+// Why not a cluster barrier after plain shared-memory writes: the barrier's arrive has release
+// semantics, so it waits until each thread's earlier memory operations, the previous row's
+// stores among them, are performed at cluster scope. st.async needs no release: the bytes
+// themselves complete the receiver's phase.
+// Mailboxes: every cluster kernel at 32K-64K columns +0.01-0.18 of copy speed (CHANGELOG 1.6.0).
 //
 // Two sets suffice: a block writes set p of another block's mailbox for row n + 2 only after it
 // has received that block's partial for row n + 1, which that block sends after a
@@ -63,13 +60,7 @@ struct Mailbox {
 // - at the exit, what the barrier must keep alive is each block's shared memory for the others'
 //   st.async, and every such write has landed before its receiver's last mailbox wait returned,
 //   which comes before the receiver's arrive.
-// ncu of 1.21.0 (an H200, layer and batch norm's forward at 64K columns, clusters of 8 in 16
-// waves, about 8.5 rows a cluster) put 5.8-6.7% of the warps' stall samples on those two
-// barriers' MEMBAR / ERRBAR (the "membar" stalls of every cluster kernel) and 3-4% more on their
-// waits. Relaxed, the same kernels ran 888 / 864 us against 922 / 904, and against 1.21.0 in one
-// session (ours/copy, two runs each) layer norm's forward at 64K went from 0.885-0.886 to
-// 0.900-0.904, batch norm's from 0.894-0.895 to 0.908-0.910, its backward from 0.929-0.933 to
-// 0.959-0.966 (conformance/results/2026-12-03-h200-kernels-1.22.0/, device/kernels/README.md).
+// Relaxed: layer norm's forward at 64K 0.885 -> 0.900-0.904 of copy speed (CHANGELOG 1.22.0).
 // kRelease: the arrive with release semantics, as cg::this_cluster().sync() (the softmax
 // family's forward keeps it, softmax_cluster.cuh).
 template <bool kRelease = false>
@@ -121,8 +112,8 @@ __device__ __forceinline__ const double (*mailbox_exchange(Mailbox<W>& mb, doubl
 // The warps' partials of K sums, in two sets by row parity (as WarpParts in max_sum.cuh). One
 // set would be enough: a warp writes the next row's partials only after its block's own partial
 // has reached the mailbox, which threads q < K send after reading this row's. compute-sanitizer's
-// racecheck cannot see that order through the mailbox and reported a hazard a launch (kernels
-// 1.9.6, ln_bwd_cluster); with two sets it reports none, at no measured cost.
+// racecheck cannot see that order through the mailbox; with two sets it reports no hazard, at no
+// cost the bench can tell apart.
 template <int K>
 struct WarpPartials {
   double set[2][K][32];  // [row parity][sum][warp]
@@ -180,20 +171,15 @@ __device__ __forceinline__ void cluster_sums(double (&v)[K], WarpPartials<K>& pa
 
 // The next row's bytes asked of L2 while this row is reduced. A cluster has a row's loads in
 // flight only between the start of the row and its first barrier; through the reductions,
-// barriers and stores that follow, HBM would idle (ncu on an H200: long-scoreboard stalls
-// dominate these kernels, at about half of DRAM bandwidth). So right after issuing a row's
+// barriers and stores that follow, HBM would idle (without it these kernels wait mostly on
+// their loads, at about half of DRAM bandwidth). So right after issuing a row's
 // loads, thread 0 of each block issues one bulk prefetch (sm_90 `cp.async.bulk.prefetch.L2`:
 // no registers, no completion to wait on, no effect on any value) of its block's share of the
 // row its cluster takes next, and that row's loads then hit L2. The shares are 1/C of the row
 // each, in rank order, whoever loads them later. Only on the 16-byte path (kVec: cols % 4 == 0
-// and aligned pointers), as the bulk prefetch needs 16-byte alignment and size.
-//
-// Measured on an H200 (ours/copy at 16K / 32K / 64K columns, one run): the forward kernels
-// gain, most at 64K (layer norm 0.645 -> 0.712, batch norm 0.670 -> 0.729, softmax 0.780 ->
-// 0.801, cross-entropy 0.768 -> 0.785); the backward kernels, with two inputs a row, mostly
-// lose (softmax 0.984 / 0.972 / 0.947 -> 0.933 / 0.964 / 0.926, cross-entropy 0.916 / 0.911 /
-// 0.881 -> 0.826 / 0.864 / 0.866), so they do not prefetch
-// (tools/bench/results/2026-11-30-h200-1.4.0-candidates/).
+// and aligned pointers), as the bulk prefetch needs 16-byte alignment and size. The backward
+// kernels, with two inputs a row, do not prefetch.
+// Forward at 64K: layer norm 0.645 -> 0.712 of copy speed; backward up to -0.09 (CHANGELOG 1.4.0).
 constexpr bool kPrefetchForward = true;
 constexpr bool kPrefetchBackward = false;
 
@@ -218,15 +204,9 @@ __device__ __forceinline__ void prefetch_row_share(const float* p, size_t row, s
 // a whole row to arrive. Loaded as their own row starts, they come from L2 (the previous row's
 // exchange ends in a cluster-scope acquire, which invalidates L1), and the row's first use of
 // them waits for L2: batch norm's forward uses gamma and beta right after its exchange, its
-// backward uses gamma in its first sums.
-// Measured on an H200 (ours/copy, two or three runs each in four calls, each against the kernels
-// without it in the same call: candidates P and PB in
-// tools/bench/results/2026-12-03-h200-1.21.0-candidates/, then the same-session runs in
-// conformance/results/2026-12-03-h200-kernels-1.21.0/): batch norm's forward at 64K columns
-// 0.865-0.890 -> 0.888-0.903; its backward and every other cluster kernel within the runs'
-// spread. Loading layer norm's shift (an entry of the row, used right after the row's stage is
-// read) one row ahead as well measured 0.005-0.01 slower for layer norm's forward at 64K
-// (candidate P there), so the layer norm kernels load it as before.
+// backward uses gamma in its first sums. Layer norm's shift stays loaded as its row starts:
+// one row ahead, it is slower.
+// Batch norm's forward at 64K: 0.865-0.890 -> 0.888-0.903 of copy speed (CHANGELOG 1.21.0).
 template <int K>
 struct RowScalars {
   float v[K];
@@ -255,11 +235,8 @@ struct RowScalars {
 // 8 x 1024 x nmax units, the stream kernels.
 constexpr size_t kClusterThreads = 512;
 // The softmax family's forward and cross-entropy ask for blocks of 256 threads, four to a
-// multiprocessor. Measured on an H200 (ours/copy, one run, 2 repeats, against 512): softmax
-// forward 0.837 -> 0.869 at 32K columns and 0.821 -> 0.868 at 64K, log-softmax 0.833 -> 0.867
-// and 0.813 -> 0.861, cross-entropy forward 0.853 -> 0.868 at 16K and 0.897 -> 0.916 at 32K.
-// The norms keep 512: at 256, batch norm's backward lost 0.03 at 16K and 0.02 at 32K, and the
-// others moved by less than 0.01.
+// multiprocessor; the norms keep 512 (batch norm's backward is slower at 256).
+// Softmax forward at 64K: 0.821 -> 0.868 of copy speed against 512 (CHANGELOG 1.6.1).
 constexpr size_t kClusterNarrowThreads = 256;
 // false: rows that fit one block of up to 1024 threads stay on the register tiles of one
 // block; only longer ones take a cluster.
@@ -298,20 +275,9 @@ inline bool plan_cluster(uint32_t cols, int nmax4, ClusterTile& ct,
 //
 // About kClusterWaves waves of the clusters an H200 holds at once: its kAssumedSMs (common.cuh)
 // each take 1024 / T blocks of these kernels (64 registers a thread, __launch_bounds__(1024,
-// 1)), C blocks a cluster. Up to 1.14.0 the count was 1024 whatever the tile. Measured on an
-// H200 (ours/copy, two runs each, with 256 / 512 / 1024 / 2048 / 4096 clusters;
-// tools/bench/results/2026-12-02-h200-1.15.0-cluster-counts/), every tile was fastest at the
-// count nearest 16 waves or at the next one tried. Fewer clusters leave a larger partial last
-// wave; more take too few rows each, and a cluster's first row has no prefetch. Two, four and
-// eight waves (from cudaOccupancyMaxActiveClusters) measured slower than 1024 clusters for most
-// tiles.
-// - Blocks of 256 threads, 4 a cluster (2112 clusters, 124 fit at once): softmax forward at 32K
-//   columns 0.870 -> 0.885 with 2048; cross-entropy forward at 16K 0.866 -> 0.907 (0.925 with
-//   4096).
-// - Blocks of 512, 8 a cluster (528, 30 fit), at 64K columns: layer norm forward, batch norm
-//   forward and backward, cross-entropy forward 0.852 / 0.846 / 0.822 / 0.825 -> 0.858 / 0.854
-//   / 0.841 / 0.855 with 512.
-// - Blocks of 256, 8 a cluster (1056, 62 fit): 1024 was already the fastest of the five.
+// 1)), C blocks a cluster. Fewer clusters leave a larger partial last wave; more take too few
+// rows each, and a cluster's first row has no prefetch.
+// Every tile fastest at or next to 16 waves of 256-4096 clusters tried (CHANGELOG 1.15.0).
 constexpr size_t kClusterWaves = 16;
 
 inline size_t cluster_count(size_t rows, const ClusterTile& ct) {

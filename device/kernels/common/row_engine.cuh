@@ -28,9 +28,9 @@
 namespace tapecheck_cuda {
 
 // Rows up to this long are held in registers by one warp (or a smaller group of lanes).
-// Longer rows go to a whole block, whose reductions cost two barriers each: measured on an
-// H200, ops with one or two reductions are faster that way from 257 columns on, while the
-// three-reduction normalization forward stays faster per warp up to 1024 columns.
+// Longer rows go to a whole block, whose reductions cost two barriers each: ops with one or two
+// reductions are faster that way from 257 columns on, while the three-reduction normalization
+// forward stays faster per warp up to 1024 columns (CHANGELOG 1.0.0).
 constexpr uint32_t kGroupMaxCols = 1024;
 constexpr uint32_t kGroupMaxColsFewStages = 256;
 // Rows up to this long are held in registers by one block; longer ones are re-read per stage.
@@ -41,7 +41,7 @@ constexpr uint32_t kSplitMinCols = 65536;
 constexpr uint32_t kSplitChunk = 16384;
 // At least two blocks per multiprocessor (at most 128 registers a thread): the longest
 // register caches otherwise take up to 255 registers and leave one block per multiprocessor;
-// measured on an H200, two blocks with a few spilled registers are as fast or faster.
+// two blocks with a few spilled registers are as fast or faster (CHANGELOG 1.0.0).
 constexpr int kMinBlocks = 2;
 // Strided rows (cross-entropy on an inner axis) are read coalesced by one thread per row.
 constexpr size_t kStrideThreadMin = 32;

@@ -25,13 +25,10 @@ __device__ __forceinline__ float fmax_nan(float a, float b) {
 }
 
 // How a kernel reads an input: Cached (ld.global.nc), or Once (ld.global.cs, evict-first) for
-// inputs whose every element a kernel loads exactly once into registers.
-// Measured on an H200 (ours/copy, two full sweeps each, against kernels 1.22.2 in one session:
-// tools/bench/results/2026-12-03-h200-1.23.0-candidates/, LDCS): with every load_unit Once, the
-// softmax family's forward tiles went from 0.963-0.975 to 0.975-0.998, its backward and
-// cross-entropy's kernels gained 0.00-0.03, while layer norm's backward lost up to 0.10 and
-// batch norm's up to 0.16 (not profiled; the norms read gamma in every row, and a line loaded
-// evict-first is the first L2 gives up); so only the kernels that gained read Once.
+// inputs whose every element a kernel loads exactly once into registers. Only the softmax
+// family's and cross-entropy's kernels read Once: the norms read gamma in every row, and a line
+// loaded evict-first is the first L2 gives up.
+// Once: softmax forward 0.963-0.975 -> 0.975-0.998 of copy speed; norms -0.16 (CHANGELOG 1.23.0).
 enum class Reads { Cached, Once };
 
 // One float or float4 read as kReads says.
@@ -91,13 +88,8 @@ __device__ __forceinline__ void prefetch_l2(const float* p, uint32_t bytes) {
 // takes in its next iteration, so that their loads hit L2 while HBM works through the barriers
 // of the current ones. kOn: a kernel that prefetches, on its 16-byte path (cols % 4 == 0 and an
 // aligned p, so every row starts 16-byte aligned).
-//
-// Only ln_bwd_fused's block rows use it. Measured on an H200 (ours/copy, two runs each, against
-// kernels 1.4.0; tools/bench/results/2026-11-30-h200-1.4.1-candidates/): it lifts them by 0.06
-// at 2K-8K columns; in the forward register tiles it lost up to 0.08 (cross-entropy at every
-// width, softmax at 2K, the norms at 16K) for at most +0.02 (norms at 4K-8K); and in
-// ln_bwd_fused's warp tiles (32, 128 columns) it lost 0.25-0.27. (Not profiled; the likely
-// cost is the many small requests, from every block on every iteration.)
+// Only ln_bwd_fused's block rows use it (+0.06 of copy speed at 2K-8K); the forward tiles and
+// warp tiles lose with it, most likely to the many small requests (CHANGELOG 1.4.1).
 template <bool kOn>
 __device__ __forceinline__ void prefetch_rows(const float* p, size_t next, size_t count,
                                               size_t rows, uint32_t cols) {
@@ -192,12 +184,10 @@ struct Tile {
   unsigned threads;  // block size of the launch
 };
 
-// Rows of up to 8 float4s (cols <= 32) measured at ~0.75 of copy speed with 2 lanes of 4
-// float4s a row: a warp's load then touches 16 rows' lines for 32 bytes each. 4 lanes of 2
-// float4s halve the lines a request touches (8 rows x 64 bytes) for one more butterfly step
-// and half the bytes in flight a lane: measured at 0.85-0.98 of copy speed on an H200 across
-// the ops (tools/bench/results/2026-11-30-h200-tiled.*). kTinyRowUnitsPerLane = 4 gives the
-// 2 x 4 tile back.
+// Rows of up to 8 float4s (cols <= 32): with 2 lanes of 4 float4s a row, a warp's load touches
+// 16 rows' lines for 32 bytes each; 4 lanes of 2 float4s halve the lines a request touches (8
+// rows x 64 bytes) for one more butterfly step and half the bytes in flight a lane.
+// 4 lanes of 2: 0.85-0.98 of copy speed across the ops, against about 0.75 (CHANGELOG 1.1.0).
 constexpr size_t kTinyRowUnits = 8;
 constexpr size_t kTinyRowUnitsPerLane = 2;
 
@@ -205,13 +195,9 @@ constexpr size_t kTinyRowUnitsPerLane = 2;
 // aims for (a row of fewer takes fewer lanes) and the block size, by whether a lane holds at
 // most that many units (every row that takes part of a warp, and whole-warp rows of up to 32 x
 // lane_units units) or more (longer rows, which a whole warp holds in more units a lane).
-// The default is what the norms' backward and cross-entropy's forward were measured with;
-// the softmax family (softmax.cu), the norms' forward (norm_tiles.cuh) and cross-entropy's
-// backward (ce_tiles.cuh) choose their own, each file says why.
-// Up to kernels 1.25.0 the block size went by whether a row took part of a warp or a whole
-// one; the choices of then mean the same under either rule but at one width: the softmax
-// family's forward at 256 columns, whose whole-warp rows of 2 units a lane now take blocks of
-// 128 threads, not 256 (softmax.cu).
+// The norms' backward and cross-entropy's forward take the default; the softmax family
+// (softmax.cu), the norms' forward (norm_tiles.cuh) and cross-entropy's backward (ce_tiles.cuh)
+// take kTwoUnitWarpTiles, each file says why.
 struct WarpTileChoice {
   size_t lane_units;
   unsigned aimed_threads;     // the block size where a lane holds at most lane_units units
@@ -219,8 +205,7 @@ struct WarpTileChoice {
 };
 constexpr WarpTileChoice kDefaultWarpTiles{4, kBlock, kBlock};
 // 2 units a lane, in blocks of 128 threads while a lane holds at most 2 (rows of up to 64
-// float4s), of kBlock past that: the softmax family's forward choice since 1.25.0 (softmax.cu),
-// which the norms' forward and cross-entropy's backward take since 1.26.0.
+// float4s), of kBlock past that.
 constexpr WarpTileChoice kTwoUnitWarpTiles{2, 128, kBlock};
 
 inline Tile plan_tile(uint32_t cols, int nmax4, const WarpTileChoice& w = kDefaultWarpTiles) {

@@ -1,6 +1,6 @@
 // crossEntropy (inner == 1) for slices held across a cluster (row_cluster.cuh): the arithmetic
 // of ce_fwd_regs / ce_bwd_regs (ce_tiles.cuh), unit for unit, with the slice's threads spread
-// over C blocks, so logits and target are read once (the generic engine read them again for
+// over C blocks, so logits and target are read once (the generic engine reads them again for
 // every stage). The forward reduces the row's maximum and sum of exps together, with one
 // exchange (max_sum.cuh), and leaves one loss partial per block, as ce_fwd_regs does.
 #pragma once
@@ -13,11 +13,8 @@
 namespace tapecheck_cuda {
 
 // The forward's 16-byte path stages its next row's logits and target in shared memory
-// (cluster_stage.cuh). Measured on an H200 against 1.15.0 (ours/copy, two runs each, one
-// session; tools/bench/results/2026-12-02-h200-1.16.0-candidates/): 16K / 32K / 64K columns
-// 0.939-0.943 / 0.935-0.936 / 0.863-0.864 -> 0.948-0.956 / 0.935-0.942 / 0.882. The backward,
-// staged in the first of those runs (three runs each), moved by less than 0.01 either way (16K
-// 0.919-0.920 -> 0.925, 64K 0.917-0.921 -> 0.914-0.917) and is not.
+// (cluster_stage.cuh); the backward gains nothing from it and does not.
+// Forward at 64K: 0.863-0.864 -> 0.882 of copy speed (CHANGELOG 1.16.0).
 constexpr bool kCeFwdClusterStage = true;
 
 template <int N, int V, bool kVec>

@@ -140,12 +140,9 @@ constexpr int kCeUnits = 4;
 
 // The backward's warp tiles (row_tiles.cuh, WarpTileChoice): 2 units of 4 floats a lane, where
 // the default aims for 4, in blocks of 128 threads while a lane holds at most 2 (slices of 36-256
-// floats), of 256 past that. Since kernels 1.26.0. Measured on an H200 against 1.25.0 in one call
-// (ours/copy, three rounds in rotating order; tools/bench/results/
-// 2026-12-03-h200-1.26.0-candidates/, NWX): at n = 64 / 128 / 256, 0.898-0.900 / 0.964-0.965 /
-// 0.977-0.978 -> 0.976-0.977 / 0.991 / 0.991. The forward keeps the default: with the same choice
-// it read 0.957-0.959 / 0.957-0.958 at 128 / 256 against 0.968 / 0.983-0.984 (not profiled; its
-// loss takes a partial a block, so its blocks are also its loss's partials).
+// floats), of 256 past that. The forward keeps the default, which is faster for it (its loss
+// takes a partial a block, so its blocks are also its loss's partials).
+// Backward at n = 64: 0.898-0.900 -> 0.976-0.977 of copy speed (CHANGELOG 1.26.0).
 constexpr WarpTileChoice kCeBwdWarpTiles = kTwoUnitWarpTiles;
 
 // The tile for contiguous slices of n, or Stream when the engine must take them.

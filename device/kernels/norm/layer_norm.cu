@@ -2,9 +2,9 @@
 // The row passes run on the row tiles of norm_tiles.cuh (the generic engine is their fallback).
 // The per-column sums dgamma/dbeta of the backward pass are fused into the row pass for rows
 // up to 8192 floats (ln_bwd_fused.cuh) and, across a cluster of up to 8 blocks, up to 65536
-// (ln_bwd_cluster.cuh, which since kernels 1.17.0 also takes rows of 4097-8192 columns of
-// 16-byte units); longer rows use a separate column reduction. All add in an order fixed
-// by (rows, cols), so they are repeatable bit for bit.
+// (ln_bwd_cluster.cuh, which also takes rows of 4097-8192 columns of 16-byte units); longer
+// rows use a separate column reduction. All add in an order fixed by (rows, cols), so they are
+// repeatable bit for bit.
 #include "entry.h"
 #include "norm/norm_math.cuh"
 #include "norm/ln_bwd_cluster.cuh"

@@ -1,5 +1,5 @@
 // layer_norm backward with dgamma/dbeta fused into the row pass: dy and xhat are read from HBM
-// once (the separate column-sum kernel re-read both, a third more traffic).
+// once (the separate column-sum kernel re-reads both, a third more traffic).
 //
 // dx is computed as norm_bwd_regs (norm_tiles.cuh) computes it, on this file's own tile
 // (plan_ln_fused_tile, at most 8 floats a thread), chosen from cols alone: a row's dx still
@@ -26,23 +26,16 @@ namespace tapecheck_cuda {
 // half of norm_bwd_regs' 4: the doubles of 8 columns x 2 sums x 1024 threads are 128 KiB of
 // shared memory, one such block (or several smaller ones) per multiprocessor. Rows longer
 // than 1024 threads x 8 floats (cols > 8192; > 4096 when cols % 4 != 0) go to the clusters
-// (ln_bwd_cluster.cuh) or keep the separate column kernel. Since kernels 1.17.0, rows of
-// 4097-8192 columns of 16-byte units go to the clusters first (kLnShortClusterBlocks there).
+// (ln_bwd_cluster.cuh) or keep the separate column kernel; rows of 4097-8192 columns of 16-byte
+// units go to the clusters first (kLnShortClusterBlocks there).
 constexpr int kLnFusedUnits = 2;
 // false: layer_norm_bwd always runs the row kernel, then the separate column sums (as it does
 // for rows past the fused tile).
 constexpr bool kUseLnFused = true;
 // Block rows of at least this many columns prefetch their next row into L2 (row_tiles.cuh,
-// prefetch_rows). Measured on an H200, two runs each, ours/copy: with each row's terms
-// added to the double accumulators (up to 1.9.5), 0.846 -> 0.905, 0.793 -> 0.851 and 0.654 ->
-// 0.716 at 2K, 4K and 8K columns, 0.862 -> 0.870 at 1K, 0.825 -> 0.817 at 512 (a block of 64
-// threads); warp tiles lost 0.25-0.27 at 32 and 128 columns, so never there. With the batches
-// of ln_colsum_batch.cuh, 2K ran 0.879-0.895 with it and 0.919-0.924 without (the
-// batches' 4K and 8K figures are with it), so from 1.9.6 it starts at 4K.
+// prefetch_rows); warp tiles never do (they lose 0.25-0.27 of copy speed with it).
+// 2K columns: 0.879-0.895 of copy speed with the prefetch, 0.919-0.924 without (CHANGELOG 1.9.6).
 constexpr uint32_t kLnFusedPrefetchMinCols = 4096;
-// (1.9.2 to 1.9.5 took two rows an iteration at 8K columns, whose terms were added in
-// registers before one accumulator update: 0.72 -> 0.81 of copy bandwidth there. The float
-// batches do more for the accumulators with one row an iteration: 0.846-0.857.)
 
 // Rows a batch of the column sums (ln_colsum_batch.cuh), from the tile.
 inline unsigned ln_fused_batch_rows(const Tile& t) {
@@ -207,11 +200,9 @@ __global__ void __launch_bounds__(kBlock)
 
 // The finish's columns a block, C: a power of two up to 32, as large as keeps at least
 // kFinishMinBlocks blocks, so that narrow rows' partials are added by many multiprocessors
-// rather than a few (from cols alone: the order of the sums stays a function of the shape).
-// Up to kernels 1.9.0, C was 32 from 32 columns on: at 512 columns that made 16 blocks of 8
-// lanes a column, each lane adding 264 partials one after the other, and ncu on an H200 timed
-// the finish at 114 us against 924 us for the row pass
-// (tools/bench/results/2026-12-01-h200-ncu-1.9.0/).
+// rather than a few (from cols alone: the order of the sums stays a function of the shape). With
+// 32 columns a block, 512 columns would be 16 blocks, each lane adding 264 partials in a row.
+// layer_norm_bwd at 512 columns: 0.83 -> 0.91 of copy speed (CHANGELOG 1.9.1).
 constexpr size_t kFinishMinBlocks = 264;  // two a multiprocessor of an H200
 
 inline unsigned ln_finish_columns(uint32_t cols) {

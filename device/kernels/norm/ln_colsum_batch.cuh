@@ -5,13 +5,11 @@
 // consecutive doubles (16 or more doubles a thread do not fit its registers at full
 // occupancy).
 //
-// Batched (block rows and clusters, since kernels 1.9.6): a row's terms are first added in
-// float registers, fmaf(dy, xhat, t) and t + dy, and every `every` rows the batch is added to
-// the double accumulators. Up to 1.9.5 each row updated the accumulators with the exact
-// product in double: 16 doubles read and written a thread a row through shared memory, on
-// the path between a row's loads and its barrier. ncu on an H200 had those kernels waiting on
-// shared memory (short-scoreboard stalls of 4.9 / 5.3 / 4.9 cycles an instruction at 2K / 16K
-// / 64K columns; tools/bench/results/2026-12-01-h200-1.9.6-candidates/).
+// Batched (block rows and clusters): a row's terms are first added in float registers,
+// fmaf(dy, xhat, t) and t + dy, and every `every` rows the batch is added to the double
+// accumulators. Updating the accumulators with each row's exact product in double would read
+// and write 16 doubles a thread a row through shared memory, on the path between a row's loads
+// and its barrier, and the kernels would wait on shared memory (short-scoreboard stalls).
 //
 // Accuracy: a batch of at most kLnBatchRowsMax rows is at most that many float roundings, each
 // within 2^-24 of the batch's sum of magnitudes; the batches add in double, and the result
@@ -20,19 +18,16 @@
 // where exact products gave 2^-24: far inside the conformance budget of layerNorm (32 ulps of
 // a floor at least the sum of |dy * xhat|, conformance/src/floors.cpp).
 //
-// Unbatched (warp tiles): the exact product in double, a row at a time, as before; with their
-// rows' slots a warp's batches would cost registers those tiles do not have.
+// Unbatched (warp tiles): the exact product in double, a row at a time; with their rows' slots
+// a warp's batches would cost registers those tiles do not have.
 #pragma once
 
 namespace tapecheck_cuda {
 
 // Rows a batch: blocks of up to 512 threads (two or more a multiprocessor), and 1024-thread
-// blocks and clusters. Measured on an H200 against 1.9.5, ours/copy, four runs of 1.9.5 and
-// two of each batch in two sessions (tools/bench/results/2026-12-01-h200-1.9.6-candidates/):
-// 512 / 1K / 4K columns 0.905-0.917 / 0.909-0.917 / 0.873-0.885 -> 0.938-0.943 / 0.937-0.938 /
-// 0.927-0.934 with 4 rows, 0.936-0.941 / 0.937-0.939 / 0.901-0.914 with 8; the 1024-thread
-// block at 8K 0.804-0.817 -> 0.829-0.831 with 4 rows, 0.846-0.857 with 8; clusters at 16K
-// (8 floats a thread) 0.757-0.767 -> 0.767-0.776 with 4, 0.782-0.791 with 8.
+// blocks and clusters.
+// 4K columns: 0.927-0.934 of copy speed with 4 rows, 0.901-0.914 with 8 (CHANGELOG 1.9.6).
+// 8K (1024 threads): 0.829-0.831 with 4 rows, 0.846-0.857 with 8 (CHANGELOG 1.9.6).
 constexpr unsigned kLnBatchRowsNarrow = 4;
 constexpr unsigned kLnBatchRowsWide = 8;
 constexpr unsigned kLnBatchRowsMax = kLnBatchRowsWide;

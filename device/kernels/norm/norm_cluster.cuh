@@ -12,37 +12,20 @@
 namespace tapecheck_cuda {
 
 // The 16-byte paths stage their next row in shared memory (cluster_stage.cuh): x forward, dy
-// and xhat backward. Measured on an H200 against 1.15.0 in one session (ours/copy, two runs
-// each; tools/bench/results/2026-12-02-h200-1.16.0-candidates/): batch norm's backward at 32K
-// / 64K columns 0.921-0.924 / 0.838-0.840 -> 0.977-0.984 / 0.933-0.936, its forward at 64K
-// 0.851-0.853 -> 0.877-0.884; at 16K (clusters of 2) within 0.01.
+// and xhat backward.
+// Batch norm's backward at 64K: 0.838-0.840 -> 0.933-0.936 of copy speed (CHANGELOG 1.16.0).
 constexpr bool kNormClusterStage = true;
 
 // Layer norm's staged forward keeps each thread's gamma and beta in shared memory, after the
 // stage: a thread's columns are the same in every row, so it reads them once. Read from global
 // memory in each row, they come from L2 after the exchange, whose cluster-scope acquire
-// invalidates L1 (as ln_bwd_cluster.cuh's gamma, kLnGammaShared). Without the stage it gained
-// nothing (candidate LF, tools/bench/results/2026-12-02-h200-1.15.0-candidates/); with it, in
-// the session above, layer norm's forward at 32K / 64K read 0.891-0.894 / 0.882-0.886, against
-// 0.880-0.882 / 0.866-0.867 staged alone and 0.886-0.890 / 0.855-0.858 for 1.15.0.
+// invalidates L1 (as ln_bwd_cluster.cuh's gamma, kLnGammaShared).
+// Layer norm at 64K: 0.866-0.867 staged alone -> 0.882-0.886 of copy speed (CHANGELOG 1.16.0).
 constexpr bool kLnFwdAffineShared = true;
 
-// Layer norm's forward asks plan_cluster for blocks of this many threads (64K columns still get
-// 512: eight blocks of 256 do not hold the row). Since kernels 1.22.2; 512 before, as the other
-// norm kernels. Measured on an H200 against 1.22.1 in one session (ours/copy, three rounds;
-// tools/bench/results/2026-12-03-h200-candidates-after-1.22.1/, candidate LFX, which also took
-// layer norm's 8K-16K rows to clusters, norm_tiles.cuh has those figures): at 32K columns,
-// clusters of 8 x 256 threads (four blocks a multiprocessor) read 0.905-0.906 against
-// 0.895-0.901 for 4 x 512. layer_norm_bwd's clusters of 8 x 256 at 32K, measured in the same
-// call, lost (ln_bwd_cluster.cuh).
-// 64K columns on 16 blocks of 256 (non-portable clusters, four blocks a multiprocessor) read
-// 0.893-0.900 against 0.899-0.905 for 8 x 512 (three rounds, against 1.24.0 in one call): an
-// H200 holds 28 such clusters, 448 of 528 block slots, against 240 of 264 for 8 x 512
-// (tools/bench/results/2026-12-03-h200-1.25.0-candidates/, C16 and occ16.txt).
-// Clusters of 2, which fill every block slot, did not gain: on 2 blocks of up to 512 threads,
-// rows of 12K and 16K floats read 0.909-0.914 and 0.894-0.905 against 0.921-0.925 and
-// 0.902-0.903, and on 2 x 1024 rows of 32K read 0.900-0.908 against 0.892-0.904 (three rounds
-// against 1.25.0 in one call, the two candidates W16 and W32 there together).
+// Layer norm's forward asks plan_cluster for blocks of this many threads, four a multiprocessor
+// (64K columns still get 512: eight blocks of 256 do not hold the row).
+// 32K on 8 x 256: 0.905-0.906 of copy speed, against 0.895-0.901 on 4 x 512 (CHANGELOG 1.22.2).
 constexpr size_t kLayerNormClusterThreads = 256;
 
 // A staged forward block's dynamic shared memory: the stage ([N][threads] units of 4 floats),
@@ -104,9 +87,8 @@ __global__ void __launch_bounds__(1024, 1)
     const size_t base = row * cols;
     float affine_now[2] = {0.0f, 0.0f};
     if constexpr (kPerRow) ahead.next(row + clusters, rows, channel_affine, affine_now);
-    // norm_math.cuh: ShiftedMoments. Loaded one row ahead (RowScalars), the shift read a little
-    // slower at 16K-64K columns: layer norm 0.889-0.903 against 0.899-0.905, three rounds
-    // against 1.25.0 in one call (tools/bench/results/2026-12-03-h200-1.26.0-candidates/, SH).
+    // norm_math.cuh: ShiftedMoments. Loaded as the row starts: one row ahead (RowScalars) is
+    // slower here.
     const float shift = __ldg(x + base);
     float v[N][V];
     if constexpr (kStaged) {

@@ -16,8 +16,8 @@
 // behave as the formula says), dx = inv_std * (g - mean(g) - xhat * mean(g * xhat)); batch
 // norm also sums dy and dy * xhat for dbeta, dgamma of its channel. Each sum is converted
 // once per unit of 4 and added in double. The stream and cluster kernels reduce a row's sums
-// together (one barrier a row); the register tiles reduce them one by one (measured on an
-// H200: together, the extra registers cost batch norm 0.01-0.04 of copy speed at 128-8K).
+// together (one barrier a row); the register tiles reduce them one by one (together, the extra
+// registers cost batch norm 0.01-0.04 of copy speed at 128-8K columns: CHANGELOG 1.3.0).
 #pragma once
 
 #include "norm/norm_cluster.cuh"
@@ -345,47 +345,30 @@ constexpr int kNormBwdUnits = 4;
 // Forward tiles of a whole block hold 16 floats a thread, not 32: a block may be 1024 threads,
 // so its kernel gets 64 registers, and at 32 floats the sums' state spills (12-36 bytes a
 // thread, cols 1K-32K). Warp tiles (launch bound 256, no such limit) keep 32. Rows of 1K-8K
-// floats then use 64-512 threads (layer norm 0.86-0.87 -> 0.88-0.91 of copy speed at 2K-8K on
-// an H200). Setting kNormFwdBlockUnits to kNormFwdUnits gives every block tile 32 floats.
+// floats then use 64-512 threads. Setting kNormFwdBlockUnits to kNormFwdUnits gives every block
+// tile 32 floats.
+// Layer norm at 2K-8K columns: 0.86-0.87 -> 0.88-0.91 of copy speed (CHANGELOG 1.1.0).
 constexpr int kNormFwdBlockUnits = 4;
-// ...but only for blocks of up to 512 threads (rows up to 8K floats); longer rows up to 32K
-// keep one block of 32-float tiles. Rows longer than that (one block's registers) are held
-// across a cluster of 512-thread blocks with 16 floats a thread. Measured on an H200 (ours /
-// copy, 2^28 elements, the single reduction of norm_math.cuh's ShiftedMoments), layer norm and
-// batch norm at 16K / 32K columns: one block of 32-float tiles 0.89 / 0.87 and 0.90 / 0.92,
-// clusters 0.83 / 0.75 and 0.85 / 0.79; at 64K columns: clusters 0.64 and 0.66, the stream
-// kernel 0.55 and 0.56. kNormFwdUsesClusters = false leaves the longest rows to the stream.
+// ...but only for blocks of up to 512 threads (rows up to 8K floats); batch norm's longer rows
+// up to 32K keep one block of 32-float tiles, and layer norm's go to the clusters
+// (kLayerNormWideRowsUseClusters). Rows longer than one block's registers are held across a
+// cluster with 16 floats a thread. kNormFwdUsesClusters = false leaves them to the stream.
+// At 64K columns: clusters 0.64-0.66 of copy speed, the stream kernel 0.55-0.56 (CHANGELOG 1.3.0).
 constexpr unsigned kNormFwdNarrowMaxThreads = 512;
 constexpr int kNormClusterFwdUnits = 4;
 constexpr bool kNormFwdUsesClusters = true;
 // The forward's warp tiles (row_tiles.cuh, WarpTileChoice): 2 units of 4 floats a lane, where
 // the default aims for 4, in blocks of 128 threads while a lane holds at most 2 (rows of 9-64
-// float4s: 36-256 columns), of 256 past that (the same tiles as before at 257-1024 columns).
-// Since kernels 1.26.0. Measured on an H200 against 1.25.0 in one call (ours/copy, three rounds
-// in rotating order; tools/bench/results/2026-12-03-h200-1.26.0-candidates/, NW): layer norm at
-// 64 / 128 / 256 columns 0.871-0.874 / 0.913-0.914 / 0.938-0.941 -> 0.925 / 0.945-0.946 /
-// 0.951-0.952, batch norm 0.857-0.860 / 0.898-0.904 / 0.924-0.927 -> 0.915-0.916 / 0.938-0.940
-// / 0.950-0.951. In the call before (NT), blocks of 128 at every width read lower at 1024
-// columns (layer norm 0.934-0.936 against 0.943 in the later rounds of 1.25.0, batch norm
-// 0.927-0.929 against 0.938-0.940), and blocks of 256 at 256 columns lower there (layer norm
-// 0.928-0.934 against 0.939-0.955).
+// float4s: 36-256 columns), of 256 past that.
+// Layer norm at 64 columns: 0.871-0.874 -> 0.925 of copy speed (CHANGELOG 1.26.0).
 constexpr WarpTileChoice kNormFwdWarpTiles = kTwoUnitWarpTiles;
-// Layer norm's rows past the narrow block tile (more than 8K floats) go to the clusters too.
-// - Since kernels 1.9.4, those of one block of 1024 threads (more than 16K floats): with the
-//   mailbox exchange and the next row's prefetch (row_cluster.cuh) they ran at 0.883-0.889 of
-//   copy speed at 32K columns against the block's 0.858-0.866 on an H200. Rows of 512-thread
-//   blocks stayed on the block (16K: the block 0.892-0.902, clusters of 2 x 512 threads
-//   0.888-0.896; tools/bench/results/2026-12-01-h200-1.9.4-candidates/).
-// - Since 1.22.2, those of 8K-16K floats as well, in clusters of 256-thread blocks
-//   (norm_cluster.cuh, kLayerNormClusterThreads): against 1.22.1 in one session (ours/copy,
-//   three rounds) 16K went from 0.900-0.901 to 0.903-0.904
-//   (tools/bench/results/2026-12-03-h200-candidates-after-1.22.1/, candidate LFX). Rows of
-//   scalar units (cols % 4 != 0) hold 8 floats a thread in the narrow tile, so theirs end at 4K
-//   floats, and their rows of 4K-8K floats take the clusters too; their speed was not measured
-//   (the candidate sent only rows past 8K floats).
-// Batch norm's channels keep the block: 0.919-0.921 against the clusters' 0.889-0.896 in 1.9.4's
-// candidates; at 16K, clusters of 2 x 512 read 0.901-0.904 against the block's 0.916-0.917
-// (candidate N1B, tools/bench/results/2026-12-03-h200-1.21.0-candidates/).
+// Layer norm's rows past the narrow block tile (more than 8K floats) go to the clusters too, in
+// clusters of 256-thread blocks (norm_cluster.cuh, kLayerNormClusterThreads). Rows of scalar
+// units (cols % 4 != 0) hold 8 floats a thread in the narrow tile, so theirs end at 4K floats,
+// and their rows of 4K-8K floats take the clusters too. Batch norm's channels keep the block,
+// which is faster for them at 16K-32K.
+// Layer norm at 32K: 0.858-0.866 -> 0.883-0.889 of copy speed (CHANGELOG 1.9.4); at 16K,
+// 0.900-0.901 -> 0.903-0.904 (CHANGELOG 1.22.2).
 constexpr bool kLayerNormWideRowsUseClusters = true;
 
 template <bool kPerRow>

@@ -22,21 +22,9 @@ constexpr int kBwdUnits = 4;
 
 // Warp tiles (row_tiles.cuh, WarpTileChoice): 2 units of 4 floats a lane where the default
 // aims for 4 (at 128 columns 16 lanes of 2 units, not 8 of 4), in blocks of 128 threads, not
-// 256; the forward pass keeps 256 where a lane holds more than 2 units (rows of more than 256
-// columns). Since kernels 1.25.0.
-// Measured on an H200 against 1.24.0 in one call (ours/copy, three rounds;
-// tools/bench/results/2026-12-03-h200-1.25.0-candidates/, L2T128): at 128 columns softmax's
-// forward went from 0.973-0.975 to 0.998-1.001, log-softmax's from 0.973-0.977 to
-// 0.996-1.008 (ours over PyTorch's own operators, in the same runs: 0.976-0.984 before,
-// 0.998-1.009 after), log-softmax's backward from 0.991-1.000 to 1.022-1.024, and at 512 columns
-// from 0.998-1.008 to 1.019-1.022; softmax's backward moved by less than 0.01. Either change
-// alone gained less at 128 columns, and the forward pass at 512 in blocks of 128 read
-// 0.966-0.979 against 0.979-0.982.
-// In 1.25.0 the forward's rows of 256 columns (a whole warp of 2 units a lane) took blocks of
-// 256 too. Measured on an H200 against 1.25.0 in one call (ours/copy, three rounds;
-// tools/bench/results/2026-12-03-h200-1.26.0-candidates/, NWX), blocks of 128 there took
-// softmax's forward from 0.977-0.979 to 0.998-0.999 and log-softmax's from 0.981-0.983 to
-// 1.005-1.007; the other widths were identical launches.
+// 256; the forward pass takes blocks of 256 where a lane holds more than 2 units (rows of more
+// than 256 columns), which read faster there.
+// At 128 columns: softmax forward 0.973-0.975 -> 0.998-1.001 of copy speed (CHANGELOG 1.25.0).
 constexpr WarpTileChoice kFwdWarpTiles = kTwoUnitWarpTiles;
 constexpr WarpTileChoice kBwdWarpTiles{2, 128, 128};
 

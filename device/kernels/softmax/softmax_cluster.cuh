@@ -11,18 +11,12 @@
 namespace tapecheck_cuda {
 
 // The forward's cluster barrier before exit arrives with release semantics, where every other
-// cluster kernel's arrive relaxed (row_cluster.cuh, cluster_barrier); its barrier after
-// initialization arrives relaxed since kernels 1.22.1. Measured on an H200 against 1.21.0 in
-// two sessions (ours/copy, two runs each), with both relaxed the softmax and log-softmax
-// forward at 32K columns (clusters of 4 blocks of 256 threads, about 4 rows a cluster) went
-// from 0.944-0.949 to 0.926-0.933, at 64K within 0.006; relaxed only at the exit, 0.945-0.952
-// at 32K (tools/bench/results/2026-12-03-h200-1.22.0-candidates/). Relaxed only after
-// initialization (1.22.1), against 1.22.0 in five rounds over two calls, softmax's and
-// log-softmax's forward went from 0.936-0.940 / 0.934-0.942 to 0.945-0.952 / 0.945-0.949 at
-// 64K, from 0.945-0.950 / 0.943-0.950 to 0.943-0.956 / 0.950-0.956 at 32K
-// (conformance/results/2026-12-03-h200-kernels-1.22.1/). Under ncu the kernel relaxed at both
-// barriers ran faster at 32K (553 us against 567), so that loss is in back-to-back launches; its
-// cause is not known.
+// cluster kernel's arrives relaxed (row_cluster.cuh, cluster_barrier); its barrier after
+// initialization arrives relaxed, as theirs. Relaxed at the exit too, the forward reads slower
+// at 32K columns in back-to-back launches (not under ncu, which times it faster); the cause is
+// not known.
+// Exit relaxed: 0.944-0.949 -> 0.926-0.933 of copy speed at 32K (CHANGELOG 1.22.0).
+// Open relaxed: softmax forward at 64K 0.936-0.940 -> 0.945-0.952 (CHANGELOG 1.22.1).
 constexpr bool kSoftmaxFwdReleaseAtOpen = false;
 constexpr bool kSoftmaxFwdReleaseAtExit = true;
 

@@ -16,16 +16,11 @@ namespace tapecheck_cuda {
 // (the difference's rounding, as the spec's formula evaluated in binary32 has it, and the
 // scaling by log2(e)) and by the approximation's own ~2 ulps. SPEC.md's budget judges each
 // output against the row's largest probability (conformance/budgets.h), and there an error of
-// |d| * 2^-24 relative on exp(d) is |d| e^d / 2 <= 0.19 ulps.
-// Up to kernels 1.19.0 this restored the exact difference by TwoSum and took CUDA's accurate
-// expf, and the clusters of 32K-64K columns waited on instruction issue: ncu of softmax's at
-// 64K counted 385M warp instructions, 287M since (about 12 fewer an element). Measured on an
-// H200 (ours/copy, two runs each in one session): softmax forward at 32K / 64K 0.872-0.891 /
-// 0.875-0.879 -> 0.946-0.948 / 0.937-0.940 (expf of the rounded difference: 0.931-0.935 /
-// 0.916-0.921), cross-entropy forward at 64K 0.881-0.884 -> 0.938-0.941
-// (tools/bench/results/2026-12-02-h200-1.20.0-candidates/). The certificate's largest error of
-// softmax's forward went from 1.474 to 1.532 ulps; log-softmax's and cross-entropy's did not
-// move (vectors/certificates/2026-12-02-h200-cuda-1.20.0/).
+// |d| * 2^-24 relative on exp(d) is |d| e^d / 2 <= 0.19 ulps. The exact difference and CUDA's
+// accurate expf would cost about 12 more instructions an element, on which the clusters of
+// 32K-64K columns wait.
+// Softmax forward at 64K: 0.875-0.879 -> 0.937-0.940 of copy speed; largest error 1.532 ulps
+// (CHANGELOG 1.20.0).
 __device__ __forceinline__ float exp_of_diff(float x, float m) { return __expf(x - m); }
 
 struct MaxSumRow {

@@ -3,8 +3,8 @@
 //
 // k = 1 needs no search: the row's largest key and the lowest index holding it are two
 // reductions, exact on integers, so no result depends on an order of evaluation. The search
-// of topk_select.cuh costs tens of instructions an entry; at k = 1 it ran at 0.46-0.92 of copy
-// bandwidth on the H200 (tools/bench, kernels 1.4.1).
+// of topk_select.cuh costs tens of instructions an entry (0.46-0.92 of copy speed at k = 1:
+// CHANGELOG 1.5.0).
 //
 // All-NaN rows: every key is 0, so the largest key is 0 and the first index holding it is the
 // row's first NaN, which SPEC.md keeps (NaNs among themselves by index). A thread that sees no
@@ -108,11 +108,9 @@ __global__ void __launch_bounds__(kBlock)
 
 // Rows of at most G units (one a lane or none; rows of up to 32 columns), kFirstRowsAtOnce of
 // them a lane a trip, so that a lane has all their loads in flight before the first
-// reduction: with one row a trip, a lane had one 16-byte load in flight at 32 columns, and ncu
-// on an H200 showed long-scoreboard stalls first and DRAM at 70% of peak (kernels 1.9.1). Two
-// rows a trip ran at 0.905-0.913 of copy bandwidth against 0.891-0.897 (k = 1, 32 columns); a
-// launch bound for full occupancy instead (32 registers) spilled and ran at 0.672
-// (tools/bench/results/2026-12-01-h200-1.9.4-candidates/).
+// reduction: with one row a trip, a lane has one 16-byte load in flight at 32 columns, and the
+// kernel waits on its loads. A launch bound for full occupancy instead (32 registers) spills.
+// k = 1 at 32 columns: 0.891-0.897 -> 0.905-0.913 of copy speed (CHANGELOG 1.9.4).
 constexpr int kFirstRowsAtOnce = 2;
 
 template <unsigned G, bool kVec>
@@ -183,11 +181,9 @@ inline unsigned first_rows_threads(uint32_t units) {
 }
 
 // Lanes a row for topk_first_groups, from cols alone: enough for kFirstUnitsPerThread units a
-// lane, but at least 8 (or one a unit, for rows of fewer), and at most a warp. Measured on the
-// H200 (ours/copy, k = 1, one run, two repeats; tools/bench/results/
-// 2026-11-30-h200-1.5.0-candidates/): at 32 columns, 8 lanes of one unit ran at 0.89-0.90
-// where 2 lanes of 4 units ran at 0.83; at 128 columns, 8 lanes of 4 units ran at 0.94 where
-// 32 lanes of one unit ran at 0.88; at 512 columns both rules give 32 lanes of 4 units (0.95-0.96).
+// lane, but at least 8 (or one a unit, for rows of fewer), and at most a warp.
+// 32 columns: 8 lanes of one unit 0.89-0.90 of copy speed, 2 lanes of 4 units 0.83
+// (CHANGELOG 1.5.1).
 inline unsigned first_group_lanes(uint32_t units) {
   const unsigned by_load = next_pow2(static_cast<unsigned>(ceil_div(units, kFirstUnitsPerThread)));
   const unsigned floor = next_pow2(units) < 8 ? next_pow2(units) : 8;

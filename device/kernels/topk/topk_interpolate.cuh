@@ -20,9 +20,8 @@
 // Simulated on rows of 128 keys, k = 64, four rows a warp (the warp steps until its last row
 // ends): uniform(-4, 4) data 6.0 steps a warp against 12.6 for the bit search, normal data 7.4
 // against 12.8; log-uniform positive data over e^-80..e^80, where value interpolation guesses
-// badly, 17 against 9.5. On the H200 (ours/copy, 1.24.0 against 1.23.0 in one session), k = 64
-// went from 0.84 to 0.94-0.95 at 128 columns and from 0.88-0.89 to 0.95-0.96 at 512
-// (device/kernels/README.md has the table).
+// badly, 17 against 9.5.
+// k = 64 at 128 columns: 0.84 -> 0.94-0.95 of copy speed (CHANGELOG 1.24.0).
 //
 // This header is plain C++ as well (no CUDA header): the host tests run the same search against
 // counts made by brute force (device/tests/topk_interpolate_tests.cpp), so CI checks it without

@@ -35,14 +35,13 @@ __device__ __forceinline__ void load_keys(uint32_t (&key)[VPT], const float* xr,
 }
 
 // How many of key[0..VPT) are >= c. The search for the k-th key counts a lane's keys once a
-// step, so this is topk_mask's inner loop. Written as `n += key >= c`, ptxas 13.0 made three
+// step, so this is topk_mask's inner loop. Written as `n += key >= c`, ptxas 13.0 makes three
 // instructions a key (a compare, an add and a predicated move); these make two.
 // kCarry: a subtraction whose carry is added (key - c carries out exactly when key >= c).
-// Otherwise a compare and a predicated increment. On the H200 the carries were faster for lane
-// teams of 64 keys a lane or more (k = 64 at 4K columns: 0.84 of copy bandwidth, against 0.80
-// with predicated increments and 0.77 before) and slower at 128-512 columns (0.68 against 0.74
-// at 128), so LaneTeam picks them by keys a lane (topk_mask.cu). Figures: tools/bench/results/
-// 2026-12-01-h200-1.9.7-candidates/, section 4.
+// Otherwise a compare and a predicated increment. The carries are faster for lane teams of 64
+// keys a lane or more and slower at 16 keys a lane, so LaneTeam picks them by keys a lane
+// (topk_mask.cu).
+// k = 64 at 4K: 0.77 -> 0.84 of copy speed with carries, 0.80 with increments (CHANGELOG 1.9.8).
 template <bool kCarry, int VPT>
 __device__ __forceinline__ uint32_t count_keys_at_least(const uint32_t (&key)[VPT], uint32_t c) {
   uint32_t n = 0;

@@ -8,7 +8,7 @@
 // to 8192 columns and for 2 <= k <= 64 four warps per row up to 16384 (topk_warp_groups.cu),
 // one block per row below kStreamMinCols, all holding the row in registers and selecting with
 // topk_select.cuh, and for 2 <= k <= 16 the sorting-network plans of topk_sorted.cu first where
-// they measured faster. Rows of kStreamMinCols and more stream through one block each
+// they are faster. Rows of kStreamMinCols and more stream through one block each
 // (topk_stream.cuh) for 2 <= k <= kStreamMaxK (but 16384 columns with k <= 64: the groups of
 // four warps); beyond kStreamMaxK, and for a few very long rows, they go to the histogram
 // kernels of topk_histogram.cu, which re-read the row once per pass. k = 1 streams its rows
@@ -32,15 +32,15 @@ constexpr int kBoundMinSlots = 8;
 
 // Rows of at most kGroupMaxCols: G lanes per row, VPT keys per lane. A search step costs a
 // lane a few instructions per key plus a reduction across its group, so more keys a lane spread
-// the reduction's cost. Measured on the H200 (tools/bench, 2^28 floats, k = 1, 8, 64, before
-// the candidates of topk_select.cuh): at 128 to 512 columns 16 keys a lane beat 8 and 32, and
-// at 1024 columns a warp of 32-key lanes (110 registers) ran at 0.20-0.24 of copy bandwidth
-// where a block per row ran at 0.34-0.39, so rows beyond 512 go to topk_by_block (but for
-// k > 16, since the whole warps pack their candidates: kWarpRowMaxCols).
+// the reduction's cost; past 512 columns a warp of 32-key lanes (110 registers) is slower than a
+// block per row, so longer rows go to topk_by_block (but for k > 16, where whole warps pack
+// their candidates: kWarpRowMaxCols).
+// At 128-512 columns 16 keys a lane beat 8 and 32 (CHANGELOG 1.2.0).
 constexpr uint32_t kGroupMaxCols = 512;
 constexpr uint32_t kGroupSlots = 16;
-// Rows of at most 32 columns: 8 keys a lane (4 lanes at 32 columns), which ran at 0.46 (k = 1)
-// and 0.33 (k = 8) of copy bandwidth where 16 keys (2 lanes) ran at 0.24 and 0.27.
+// Rows of at most 32 columns: 8 keys a lane (4 lanes at 32 columns).
+// 32 columns: 0.46 (k = 1) and 0.33 (k = 8) of copy speed, against 0.24 and 0.27 with 16 keys
+// (CHANGELOG 1.2.0).
 constexpr uint32_t kShortRowMaxCols = 32;
 constexpr uint32_t kShortRowSlots = 8;
 
@@ -99,40 +99,32 @@ __global__ void __launch_bounds__(kThreads)
 
 // For k > kRegisterCandidatesMaxK, rows of kGroupMaxCols + 1 to kWarpRowMaxCols: a whole warp
 // a row, 32, 64 or 128 keys a lane, its candidates packed in shared memory (topk_select.cuh),
-// where the block rows' search steps each waited on a barrier. Rows of more than 2048 columns
+// where a block row's search steps each wait on a barrier. Rows of more than 2048 columns
 // (128 keys a lane, 160 registers: blocks of kWideWarpRowThreads, 12 warps a multiprocessor)
 // only for k <= kWideWarpRowMaxK: beyond, its candidates would outgrow the 128 slots (about 170
-// at k = 128 on data in random order, an estimate) and each search step count 128 keys a lane;
-// it was not measured there. Rows of 8K columns keep the block rows: a warp cannot hold them in
-// registers, and a warp reading its row twice (topk_sorted_warp.cuh) missed L2 on the second
-// read at k <= 8.
+// at k = 128 on data in random order, an estimate) and each search step count 128 keys a lane.
+// Rows of 8K columns take other plans: a warp cannot hold them in registers.
+// k = 64 at 1K / 2K / 4K: 0.520 / 0.578 / 0.584 -> 0.853 / 0.845 / 0.781 of copy speed
+// (CHANGELOG 1.9.5).
 constexpr uint32_t kWarpRowMaxCols = 4096;
-// Since 1.9.9 the warps of 64 and 128 keys a lane take their rows through a stage of shared
-// memory that the copy engine fills with the next row (topk_by_staged_warp), and since 1.10.0
-// those of 32 keys a lane too. On the H200 (ours/copy, two runs each against 1.9.8 in one
-// session) k = 17, 32 and 64 went from 0.851-0.864 at 2K columns to 0.954-0.965, and from
-// 0.840-0.867 at 4K to 0.939-0.951 (tools/bench/results/2026-12-02-h200-1.9.9-same-session/).
-// false: they load their rows from global memory into registers, as up to 1.9.8, and k <= 16
-// keeps the sorting networks.
+// The whole warps take their rows through a stage of shared memory that the copy engine fills
+// with the next row (topk_by_staged_warp). false: they load their rows from global memory into
+// registers, and k <= 16 keeps the sorting networks.
+// k = 17-64 at 2K: 0.851-0.864 -> 0.954-0.965 of copy speed (CHANGELOG 1.9.9).
 constexpr bool kStageWideWarpRows = true;
 constexpr uint32_t kWideWarpRowMaxK = 64;
 constexpr unsigned kWideWarpRowThreads = 128;
 
-// Rows up to kBlockRowMaxCols: one block per row, kBlockRowSlots keys per thread. At 4096 to
-// 16384 columns this ran at 0.50-0.72 of copy bandwidth on the H200, the streaming kernel of
-// 1.9.2 at 0.22-0.50 and the histogram kernels at 0.30-0.49.
+// Rows up to kBlockRowMaxCols: one block per row, kBlockRowSlots keys per thread.
+// 4K-16K columns: 0.50-0.72 of copy speed, the histogram kernels 0.30-0.49 (CHANGELOG 1.2.0).
 constexpr int kBlockRowSlots = 16;
 constexpr unsigned kBlockRowMaxThreads = 1024;
 constexpr uint32_t kBlockRowMaxCols = 16384;
-// From kStreamMinCols on, rows stream (topk_stream.cuh) for 2 <= k <= kStreamMaxK. Since 1.9.3
-// (16-byte gather, 512-thread blocks) the stream ran at 16K columns 0.71-0.86 of copy
-// bandwidth where the block plans ran 0.53-0.85 (k = 2, 4, 8, 16, 64), and at 32K-64K 0.81-0.92
-// where the cluster plan of sorting networks (k <= 8, removed) ran 0.53-0.89. Below 16K the
-// stream lost, but for k = 16 at 8K (0.62 against 0.58): 0.37-0.69 against 0.57-0.94 at 4K-8K,
-// 0.13-0.27 against 0.52-0.92 at 1K-2K. A row's fixed cost, its block-wide searches and
-// barriers, weighs more on short rows
-// (tools/bench/results/2026-12-01-h200-kernels-1.9.3-topk/). Since 1.12.0 the groups of four
-// warps of topk_warp_groups.cu take 16384 columns for k <= 64 ahead of the stream.
+// From kStreamMinCols on, rows stream (topk_stream.cuh) for 2 <= k <= kStreamMaxK; the groups of
+// four warps of topk_warp_groups.cu take 16384 columns for k <= 64 ahead of the stream. Below
+// 16K a row's fixed cost, its block-wide searches and barriers, makes the stream slower.
+// 16K: stream 0.71-0.86 of copy speed, block plans 0.53-0.85; 1K-8K: stream slower
+// (CHANGELOG 1.9.3).
 constexpr uint32_t kStreamMinCols = 16384;
 static_assert(kBlockRowMaxCols <= kBlockRowMaxThreads * kBlockRowSlots, "a row fits a block");
 
@@ -189,9 +181,7 @@ bool whole_warps_take_large_k(uint32_t cols, uint32_t k) {
 // 2 <= k <= 16 on rows of 2049-4096 columns, and 9 <= k <= 16 on 1025-2048, where the staged
 // warps can take them: ahead of the sorting networks, whose block rows (k <= 8 past 2K) and
 // chunked warps (k = 9-16, topk_sorted_warp.cuh) read their rows without overlapping the search.
-// On the H200 (ours/copy, two runs each against 1.9.9 in one session) k = 8 at 4K went from
-// 0.78 to 0.94 and k = 16 at 2K / 4K from 0.79-0.80 / 0.68 to 0.95-0.96 / 0.89-0.90
-// (tools/bench/results/2026-12-02-h200-1.10.0-same-session/).
+// k = 8 at 4K: 0.78 -> 0.94 of copy speed (CHANGELOG 1.10.0).
 bool whole_warps_take(uint32_t cols, uint32_t k, const float* x) {
   if (!kStageWideWarpRows || k < 2 || k > kRegisterCandidatesMaxK || cols % 4 != 0 || !aligned16(x))
     return false;
@@ -226,8 +216,8 @@ template <bool kVec>
 int launch_first(cudaStream_t s, size_t rows, uint32_t cols, const float* x, float* mask) {
   const uint32_t units = kVec ? cols / 4 : cols;
   if (cols > kGroupMaxCols) {
-    // A block a row (common.cuh): measured faster than kMaxGrid blocks at 1K-16K columns (by
-    // 0.015-0.065 of copy speed), the same beyond.
+    // A block a row (common.cuh): faster than kMaxGrid blocks at 1K-16K columns by 0.015-0.065
+    // of copy speed (CHANGELOG 1.9.0).
     topk_first_rows<kVec><<<grid_covering(rows, 1), first_rows_threads(units), 0, s>>>(rows, cols, x, mask);
     return launch_status();
   }

@@ -27,21 +27,17 @@
 
 namespace tapecheck_cuda {
 
-// Two registers of candidates a thread: four were up to 5% slower at k = 1 and 8 on the H200
-// and no faster at k = 64, where both overflow often and the search counts every key.
+// Two registers of candidates a thread: four are up to 5% slower at k = 1 and 8 and no faster at
+// k = 64, where both overflow often and the search counts every key (CHANGELOG 1.2.0).
 constexpr int kCandidates = 2;
 // Above kRegisterCandidatesMaxK (for every k in a warp group: topk_teams.cuh, kPacksEveryK), a
 // whole warp given shared memory packs the row's candidates together there instead, kSharedSlots
 // a lane, so that how they fall among the lanes does not matter: by an estimate for data in
 // random order, about 70-90 keys pass the chunks' bound at k = 64, a few a lane on average but
-// more than two on some lane of most rows, whose search then counts every key. Measured on an
-// H200 (ours/copy, k = 17, 32, 64), a warp a row packing its candidates ran 0.82-0.86 at 1K-2K
-// columns and 0.78-0.80 at 4K, where the block rows ran 0.52-0.69 and 0.59-0.63
-// (tools/bench/results/2026-12-01-h200-1.9.5-candidates/). Not kept: block teams packing theirs
-// (0.53-0.59 against 0.57-0.63 at 4K-8K; as we read it, a block's search steps wait on their
-// barriers more than on the counting) and a block handing both searches to one warp over shared
-// memory (0.16-0.47 at 1K-8K; ncu at 1K, k = 17: 3,450 warp instructions a row, and warps
-// waiting at a barrier for 42% of the cycles between two issues).
+// more than two on some lane of most rows, whose search then counts every key. Block teams keep
+// theirs in registers: their search steps wait on barriers more than on the counting.
+// k = 17-64 at 1K-2K: a warp packing 0.82-0.86 of copy speed, block rows 0.52-0.69
+// (CHANGELOG 1.9.5).
 constexpr uint32_t kRegisterCandidatesMaxK = 16;
 constexpr int kSharedSlots = 4;
 
@@ -168,9 +164,9 @@ __device__ void write_row_mask(Team& team, const uint32_t (&key)[VPT], uint32_t 
   }
   const bool keep_all_equal = done || need == equal;  // then the kept keys are those >= t
   if (team.all(keep_all_equal)) {
-    // Full rows without the bounds' checks (ncu at 512 columns: 9 instructions an entry with
-    // them). Only up to 16 keys a member: with 64, the second copy of the loop took the whole
-    // warps from 97 registers to 128.
+    // Full rows without the bounds' checks (9 instructions an entry with them, at 512 columns).
+    // Only up to 16 keys a member: with 64, the second copy of the loop takes the whole warps
+    // from 97 registers to 128.
     if constexpr (VPT <= 16) {
       if (full) {
 #pragma unroll
@@ -230,24 +226,20 @@ __device__ void topk_row(Team& team, const uint32_t (&key)[VPT], uint32_t cols, 
   uint32_t low = team.min(mine_min);
   if (!live) low = 0u;
   const bool bounded = bound_allowed && k <= team.size * kChunks;  // uniform over the team
-  // Not for up to 16 keys a member: packing by the chunks' bound lost there (1.18.0's
-  // candidates, TB, in tools/bench/results/2026-12-02-h200-1.18.0-candidates/).
+  // Not for up to 16 keys a member: packing by the chunks' bound is slower there.
   const bool shared = Team::kPacksCandidates && VPT > 16 && bounded && store != nullptr &&
                       (k > kRegisterCandidatesMaxK || Team::kPacksEveryK);
   // Registers hold kCandidates keys a member, so a tighter bound would rarely gather them all
-  // where the members' is weak: chunks' bounds at k = 64 on 1K-2K columns lost 0.07-0.12 of
-  // copy bandwidth on the H200 (tools/bench/results/2026-12-01-h200-kernels-1.9.3-topk/).
-  // Packed candidates take the chunks' bound: k > 16 keys would pass a warp's weaker one.
+  // where the members' is weak (the chunks' bound at k = 64 on 1K-2K columns is 0.07-0.12 of
+  // copy speed slower). Packed candidates take the chunks' bound: k > 16 keys would pass a
+  // warp's weaker one.
   const bool per_member = !shared && k <= team.size;
   // At least k keys pass the bound, so registers of kCandidates a member hold them only for
   // k < kCandidates * team.size: beyond (k = 64 at 512 columns), the bound serves the search's
   // start alone, which needs only its bits down to where it parts from the row's maximum (block
-  // rows; lane teams interpolate there instead, below).
-  // (ncu of 1.12.0 at 512 columns, k = 64: 16.2 steps of the bound's search a row, 7.8 of the
-  // search over the keys, and the gather always overflowing.)
-  // Only for up to 16 keys a member (lane groups, the 512-column warps, block rows): the
-  // packing warps and groups keep their code as it was (with this check too, 1K columns at
-  // k = 64 lost 0.03 of copy bandwidth).
+  // rows; lane teams interpolate there instead, below). Only for up to 16 keys a member (lane
+  // groups, the 512-column warps, block rows): with this check the packing warps and groups are
+  // slower (k = 64 at 1K columns: 0.03 of copy speed).
   const bool register_gather = !shared && (VPT > 16 || k < kCandidates * team.size);
   // Lane teams of up to 16 keys a member (lane groups, the 512-column warps) search by
   // interpolation (topk_interpolate.cuh) for k > kRegisterCandidatesMaxK, and wherever they would
@@ -294,13 +286,10 @@ __device__ void topk_row(Team& team, const uint32_t (&key)[VPT], uint32_t cols, 
   bool done = !live;
   const SearchStart start = common_prefix(low, high);
   // Where the search counts every key, whole warps and groups of warps refuse the cands above
-  // the row's largest key uncounted. Measured on an H200 (ours/copy, two runs each against 1.18.0
-  // in one session): the whole warps at k = 128, whose candidates overflow the store, went from
-  // 0.72-0.73 to 0.85-0.89 at 1K-2K columns. Not over the gathered candidates, whose steps cost
-  // little: there the check lost up to 0.01 at k = 64 on 1K-8K columns. Not for lane groups, whose
-  // `high` differs across the warp (with it, 128 columns at k = 64 read 0.773 against 0.835), nor
-  // for block rows (4096 columns, k = 128: 0.550 against 0.570;
-  // tools/bench/results/2026-12-02-h200-1.19.0-candidates/).
+  // the row's largest key uncounted. Not over the gathered candidates, whose steps cost little,
+  // nor for lane groups, whose `high` differs across the warp, nor for block rows: the check is
+  // slower there.
+  // Whole warps at k = 128, 1K-2K columns: 0.72-0.73 -> 0.85-0.89 of copy speed (CHANGELOG 1.19.0).
   const uint32_t refuse_above = Team::kPacksCandidates ? high : ~0u;
   uint32_t t;
   // For c > low the candidates are every key >= c. For c <= low the count is at least k

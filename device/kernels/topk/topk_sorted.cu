@@ -1,13 +1,12 @@
 // topKMask for 2 <= k <= kSortedMaxK on rows held in registers: T by sorting networks
 // (topk_sorted.cuh), then the mask (topk_select.cuh's write_row_mask).
 //
-// Plans, by row length (measured on the H200 against the bit search, tools/bench/results/
-// 2026-12-01-h200-1.7.0-candidates/):
+// Plans, by row length (each faster than the bit search where it is used):
 //   - up to kSoloMaxCols, cols % 4 == 0 and 16-byte aligned buffers: one thread a row, its keys
 //     in next_pow2(cols) registers, so T needs no exchange; a warp's rows pass through shared
-//     memory so that its loads and stores stay coalesced (topk_sorted_staged). At 32 columns
-//     the same thread a row loading its own 16-byte units ran at 0.27-0.35 of copy bandwidth,
-//     staged at 0.77-0.98;
+//     memory so that its loads and stores stay coalesced (topk_sorted_staged; at 32 columns,
+//     0.77-0.98 of copy speed staged, 0.27-0.35 with each thread loading its own units:
+//     CHANGELOG 1.7.0);
 //   - up to kSortedGroupMaxCols: a group of G lanes of a warp a row, 16 to 64 keys a lane
 //     (launch_groups), merged by a butterfly of shuffles, or in a whole warp by a tournament
 //     (k <= kSortedWideGroupMaxK past 1024 columns);
@@ -27,23 +26,23 @@ namespace {
 constexpr uint32_t kSoloMaxCols = 32;
 constexpr uint32_t kSortedGroupMaxCols = 2048;
 // Rows of 1025-2048 columns take a warp of 64 keys a lane for lists of up to this length; with
-// lists of 16 (221 registers) they ran slower than the search. A warp of 128 keys a lane at 4K
-// (172 registers, 8 warps a multiprocessor) ran at 0.84-0.89 of copy bandwidth at k = 2 and 4
-// where the block rows ran at 0.91-0.93, and level at k = 8 (0.78), so 4K keeps the blocks.
+// lists of 16 (221 registers) they are slower than the search. At 4K a warp of 128 keys a lane
+// (172 registers) is slower than the block rows, so 4K keeps the blocks.
+// k = 8 at 1K / 2K: block rows 0.77 / 0.78-0.79 of copy speed, warps 0.96-0.99 / 0.93-0.95
+// (CHANGELOG 1.9.4).
 constexpr uint32_t kSortedWideGroupMaxK = 8;
 constexpr uint32_t kSortedMaxCols = 16384;
-// Block rows: 16 keys a thread. 32 (at most 512 threads, up to 128 registers) ran 0.02-0.12
-// slower at k = 2 and 8. Lists of 16 (k > 8) cost more than the bit search there: 0.45-0.52 of
-// copy bandwidth against 0.52-0.70, so those k keep it.
+// Block rows: 16 keys a thread; 32 are slower. Lists of 16 (k > 8) cost more than the bit
+// search there, so those k keep it.
+// k > 8: 0.45-0.52 of copy speed against the search's 0.52-0.70 (CHANGELOG 1.7.0).
 constexpr int kSortedBlockSlots = 16;
 constexpr uint32_t kSortedBlockMaxK = 8;
 // Rows past kSortedWarpMinCols with lists longer than kSortedWideGroupMaxK (9 <= k <= 16): a
-// warp a row, read in chunks (topk_sorted_warp.cuh). On an H200 (ours/copy, k = 16) it ran at
-// 0.80 / 0.68-0.69 / 0.60 at 2K / 4K / 8K columns where the search ran at 0.67-0.68 / 0.63 /
-// 0.57-0.58. For k <= 8 it lost to the lane groups (1K-2K: 0.69-0.94 against 0.93-0.97) and to
-// the block rows (4K-8K: 0.58-0.64 against 0.75-0.94): its second read of a row misses L2 once
-// the rows in flight outgrow it (ncu, k = 8: 1.19 / 1.45 / 2.13 GB read from DRAM at 1K / 2K /
-// 4K columns for 1.07 GB of input).
+// warp a row, read in chunks (topk_sorted_warp.cuh). For k <= 8 it is slower than the lane
+// groups and the block rows: its second read of a row misses L2 once the rows in flight outgrow
+// it.
+// k = 16 at 2K / 4K / 8K: search 0.67-0.68 / 0.63 / 0.57-0.58, this warp 0.80 / 0.68-0.69 / 0.60
+// (CHANGELOG 1.9.4).
 constexpr uint32_t kSortedWarpMinCols = 1025;
 constexpr uint32_t kSortedWarpMaxK = 16;
 constexpr unsigned kSortedBlockMaxThreads = kSortedMaxCols / kSortedBlockSlots;
@@ -187,11 +186,8 @@ bool launch_staged(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k, const
 }
 
 // Keys a lane: 16 up to 128 columns, 32 up to 1024 (G = 4 to 32 lanes), 64 beyond (a warp).
-// Measured on the H200 (k = 2, 8, 16): at 128 columns 8 lanes of 16 keys ran at 0.80-0.95 of
-// copy bandwidth where 4 lanes of 32 ran at 0.45-0.71; at 512, 16 lanes of 32 at 0.79-0.97
-// where 32 lanes of 16 ran at 0.65-0.96. At 1K and 2K (since 1.9.4) a warp of 32 and 64 keys a
-// lane ran at 0.96-0.99 / 0.93-0.95 (k = 8) where the block rows of 16 keys a thread ran at
-// 0.77 / 0.78-0.79 (tools/bench/results/2026-12-01-h200-1.9.4-candidates/).
+// 128 columns: 8 lanes of 16 keys 0.80-0.95 of copy speed, 4 lanes of 32 0.45-0.71
+// (CHANGELOG 1.7.0).
 bool launch_groups(cudaStream_t s, size_t rows, uint32_t cols, uint32_t k, const float* x, float* mask) {
   const unsigned g16 = next_pow2(static_cast<unsigned>(ceil_div(cols, 16)));
   const unsigned g32 = next_pow2(static_cast<unsigned>(ceil_div(cols, 32)));

@@ -77,15 +77,13 @@ __device__ __forceinline__ uint32_t kth_across_lanes(uint32_t (&list)[K], uint32
 // largest head of the warp (one reduction instruction) from the lowest lane holding it, which
 // drops it from its list. Round r yields the (r + 1)-th largest key of all the lists together,
 // on every lane. A round costs about K + 6 instructions where a butterfly level of
-// merge_across_lanes costs 2K + K log K, and a warp needs k rounds against 5 levels: in block
-// rows of 1K-16K columns, k = 8, 0.64-0.77 of copy bandwidth against 0.54-0.74 (H200).
+// merge_across_lanes costs 2K + K log K, and a warp needs k rounds against 5 levels.
+// Block rows of 1K-16K, k = 8: 0.64-0.77 of copy speed, butterflies 0.54-0.74 (CHANGELOG 1.7.0).
 //
 // Callers run all K rounds and select the first k results, never `if (r < k) pop_largest`:
-// with that branch around the warp reduction, ptxas (CUDA 13.0, sm_90) if-converted the last
-// round of a cluster kernel into a reduction predicated on a register written only later in a
-// row's code (threadIdx.x != 0, for another round), so some lanes skipped it; at k = 8 the
-// kernel then hung or stopped on an illegal instruction, on some rows only
-// (topk_sorted_cluster.cu, removed in 1.9.3; the SASS is in the 1.8.0 candidates' notes).
+// with that branch around the warp reduction, ptxas (CUDA 13.0, sm_90) can if-convert a round
+// into a reduction predicated on a register written only later in a row's code, so that some
+// lanes skip it and the kernel hangs or stops on an illegal instruction.
 template <int K>
 __device__ __forceinline__ uint32_t pop_largest(uint32_t (&list)[K]) {
   const uint32_t m = __reduce_max_sync(kFullWarp, list[0]);

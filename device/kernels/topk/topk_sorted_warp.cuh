@@ -15,8 +15,8 @@
 // Why for lists of 16 only: the lane groups hold a whole row in registers and read it once,
 // but a list of 16 costs them 128-221 registers a thread, and the block rows stop at lists of 8
 // (topk_sorted.cu). Reading in chunks, this kernel needs 80 registers at K = 16. For shorter
-// lists it lost to both (measured on an H200, topk_sorted.cu has the figures): its second read
-// of a row misses L2 once the warps' rows in flight outgrow it.
+// lists it is slower than both (topk_sorted.cu, kSortedWarpMinCols): its second read of a row
+// misses L2 once the warps' rows in flight outgrow it.
 #pragma once
 
 #include "topk/topk_sorted.cuh"

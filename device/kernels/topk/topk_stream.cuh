@@ -19,9 +19,8 @@
 // Rows whose candidates still overflow (heavy ties, or k close to the capacity) search T over
 // the re-read row instead, one pass per bit, and rank ties by index tile by tile.
 //
-// Up to kernels 1.9.1 the sample was the whole row, so step 2 re-read all of it, and ncu on an
-// H200 showed the re-read missing L2 at 64K columns (2.13 GB read from DRAM for 1.07 GB of
-// input): two blocks a multiprocessor hold 264 rows of 256 KiB in flight, more than L2 holds.
+// The sample is a part of the row, not all of it, because step 2 re-reads it: a whole row
+// re-read misses L2 at 64K columns, where the blocks in flight hold more rows than L2 does.
 #pragma once
 
 #include "topk/topk_select.cuh"
@@ -29,44 +28,30 @@
 
 namespace tapecheck_cuda {
 
-// Blocks of 512 threads, four a multiprocessor (32 registers a thread): eight rows in flight
-// where 1024-thread blocks had four, so that one row's loads overlap the others' searches. With
-// the gather below, 512 ran 0.05-0.15 of copy bandwidth faster than 1024 at 32K-64K columns
-// and 0.00-0.06 faster than 256 (six a multiprocessor, the most their shared memory allows).
+// Blocks of 512 threads, four a multiprocessor (32 registers a thread): eight rows in flight,
+// so that one row's loads overlap the others' searches; 256-thread blocks (six a
+// multiprocessor, the most their shared memory allows) are slower.
+// 32K-64K columns: 0.05-0.15 of copy speed faster than blocks of 1024 (CHANGELOG 1.9.3).
 constexpr unsigned kStreamThreads = 512;
 constexpr int kStreamBlocksPerSM = 4;
-// A block a row (grid_for: 4096 / 8192 blocks at 64K / 32K columns). Grids of one wave (528
-// blocks, each looping over its rows) or of 512 (whole rows each at 32K-64K) read slower against
-// 1.26.0 (ours/copy, three rounds in one call; tools/bench/results/
-// 2026-12-03-h200-1.27.0-candidates/, SG): k = 8 / 64 at 32K 0.887-0.889 / 0.861-0.865 (528)
-// and 0.872-0.882 / 0.847-0.851 (512) against 0.930-0.934 / 0.907-0.914, at 64K 0.884-0.888 /
-// 0.858-0.866 and 0.883-0.898 / 0.862-0.866 against 0.902-0.909 / 0.876-0.881.
+// A block a row (grid_for: 4096 / 8192 blocks at 64K / 32K columns); a grid of one wave, each
+// block looping over its rows, is slower.
 constexpr int kStreamChunks = 4;
 constexpr uint32_t kStreamCapacity = 4096;
 // __launch_bounds__(kStreamThreads) keeps blocks at most this wide: every warp has a region.
 constexpr unsigned kStreamWarps = kStreamThreads / 32;
-// Each warp appends the candidates of its own tiles to its own region of the store (since
-// 1.18.0; stream_append says why). A warp's tiles are spread evenly over the row, so on data in
-// random order the regions fill about equally; a row whose candidates nearly fill the whole
-// store can overflow one region where the shared store of 1.17.0 held them, and takes the
-// paths below for overflowing rows.
+// Each warp appends the candidates of its own tiles to its own region of the store
+// (stream_append says why). A warp's tiles are spread evenly over the row, so on data in random
+// order the regions fill about equally; a row whose candidates nearly fill the whole store can
+// overflow one region, and takes the paths below for overflowing rows.
 constexpr uint32_t kStreamRegion = kStreamCapacity / kStreamWarps;
 // Rows of 16-byte units up to this length have the gather ask L2 for the block's tile
 // kStreamPrefetchAhead iterations ahead (one bulk prefetch of T units by thread 0 an
 // iteration), so that each thread's one 16-byte load in flight mostly hits L2. The sample's
-// part of the row is in L2 already (the first pass read it). Measured on an H200 against 1.22.2
-// (ours/copy, three runs each in one session; tools/bench/results/
-// 2026-12-03-h200-1.23.0-candidates/): at 32K columns k = 8 / 64 0.891-0.901 / 0.870-0.876 ->
-// 0.922-0.928 / 0.904-0.907, at 16K k = 128 0.691-0.699 -> 0.711-0.713, k = 8 and 64 within
-// the noise; at 64K, k = 64 lost (0.877-0.882 -> 0.865-0.869), so longer rows go without.
-// Four iterations ahead read 0.907-0.912 / 0.891-0.895 at 32K and lost at 64K (k = 8 0.87);
-// adding the next row's sample at each row's start (and spilling 16 bytes) lost at 32K and
-// 64K and at 16K, k = 128.
-// Nor did two units a thread in flight help the 64K rows, against 1.25.0 / 1.26.0 in the same
-// calls (three rounds each; tools/bench/results/2026-12-03-h200-1.26.0-candidates/): in
-// registers at three blocks a multiprocessor (TU2), k = 8 / 64 read 0.844-0.848 / 0.821-0.833
-// against 0.905-0.913 / 0.877-0.882; copied by each thread into shared memory with cp.async at
-// four blocks (CA), 0.888-0.893 / 0.859-0.869 against 0.894-0.903 / 0.869-0.877.
+// part of the row is in L2 already (the first pass read it). Longer rows, and four iterations
+// ahead, are slower with it.
+// 32K, k = 8 / 64: 0.891-0.901 / 0.870-0.876 -> 0.922-0.928 / 0.904-0.907 of copy speed;
+// 64K, k = 64: 0.877-0.882 -> 0.865-0.869 (CHANGELOG 1.23.0).
 constexpr uint32_t kStreamPrefetchMaxCols = 32768;
 constexpr uint32_t kStreamPrefetchAhead = 2;
 // Above this k the candidates would often overflow: the launcher uses the histogram kernels.
@@ -74,17 +59,9 @@ constexpr uint32_t kStreamMaxK = kStreamCapacity / 2;
 static_assert(kStreamMaxK <= kStreamThreads * kStreamChunks, "k within the bound's reach");
 // The sample's length: the fewest steps of kStreamSampleStep (at least one, which is at least
 // k) that are long enough that on data in random order about k * cols / S <= kStreamCapacity / 4
-// keys pass its bound. From cols and k alone (no result depends on it: only the work does). A
-// sample four times as long (a quarter of the candidates) measured slower on an H200 at k = 64
-// with the regions of 1.18.0: ours/copy 0.790-0.808 at 32K and 64K columns against 0.856-0.872
-// (tools/bench/results/2026-12-02-h200-1.18.0-candidates/, TE).
-// Up to kernels 1.26.0 the steps were one more than the whole steps of that length, so a length
-// of exactly whole steps (k * cols a multiple of 2^22: k = 64 at 64K columns, 128 at 32K) took a
-// step more than it needed. At k = 64 and 64K columns (8192 -> 4096 entries), measured on an
-// H200 against 1.26.0 in one call (ours/copy, three rounds each), 0.876-0.878 -> 0.886-0.889;
-// at k = 8 (4096 then) 8192 entries read 0.891-0.895 against 0.897-0.907, and 2048 entries
-// read 0.895-0.897 at k = 8 and 0.878-0.881 at k = 64
-// (tools/bench/results/2026-12-03-h200-1.27.0-candidates/, SS).
+// keys pass its bound. From cols and k alone (no result depends on it: only the work does).
+// Longer samples (fewer candidates) and shorter steps are slower.
+// k = 64 at 64K: 4096 entries 0.886-0.889 of copy speed, 8192 0.876-0.878 (CHANGELOG 1.27.0).
 constexpr uint32_t kStreamSampleStep = 4096;
 // The bound from the threads' maxima only for k <= T / kStreamPerThreadBoundK, else from their
 // chunks' maxima.
@@ -95,13 +72,9 @@ constexpr uint32_t kStreamPerThreadBoundK = 4;
 // 3k * S / cols), but at least kStreamEstimateMinRank, so that the sample's spread rarely lets
 // fewer than k through (at r = 24 with one entry in eight sampled, about 192 keys pass on
 // average, with a standard deviation of about 40, by an estimate); else k. From cols and k
-// alone, as the sample (no result depends on it: only the work does).
-// Why: up to 1.18.0 r was k, so at k = 64 about 8k keys passed at 32K and 64K columns (S =
-// 4096 and 8192), a candidate in most tiles of the gather. Measured on an H200 (ours/copy, two
-// runs each against 1.19.0's first candidate in one session): k = 64 at 32K / 64K columns
-// 0.849-0.854 / 0.862-0.867 -> 0.876-0.878 / 0.877-0.879, k = 128 at 64K 0.826-0.828 ->
-// 0.840-0.841, k = 8 (r = k) unchanged; ncu at 32K, k = 64: 359M -> 319M instructions
-// (tools/bench/results/2026-12-02-h200-1.19.0-candidates/).
+// alone, as the sample (no result depends on it: only the work does). With r = k, about 8k keys
+// would pass at k = 64 at 32K and 64K columns, a candidate in most tiles of the gather.
+// k = 64 at 32K: 0.849-0.854 -> 0.876-0.878 of copy speed (CHANGELOG 1.19.0).
 constexpr uint32_t kStreamEstimateMinRank = 24;
 
 __device__ __forceinline__ uint32_t stream_estimate_rank(uint32_t cols, uint32_t sample,
@@ -176,16 +149,10 @@ __device__ __forceinline__ void stream_stats(const float* xr, uint32_t cols,
 // Appends this lane's entries first_index + i with bit i of `take` set to the warp's region,
 // which holds `n` (warp-uniform); returns the new count. All lanes of the warp call it. A lane's
 // slot is n plus the candidates of the lanes below it: when no lane has two (most tiles), one
-// ballot gives them all; otherwise one ballot per entry of the tile.
-//
-// Up to 1.17.0 the block's warps appended to one store: a scan of the lanes' counts (five shuffles)
-// and a shared atomic a tile. At k = 64 the sample's bound lets about 540 keys a row through at 32K
-// columns (an estimate for data in random order), a candidate in most tiles of 128 entries, and ncu
-// of 1.17.0 there counted 385M instructions against 259M at k = 8 (the schedulers issuing in 69% of
-// cycles at ncu's 1.49 GHz). Measured on an H200 (ours/copy, three runs each in one session,
-// against 1.17.0): k = 64 at 32K / 64K columns 0.807-0.811 / 0.851-0.858 -> 0.856-0.857 /
-// 0.867-0.872, k = 8 within 0.01; the regions with a ballot per entry always (TA) 0.827-0.830 /
-// 0.862-0.869 (tools/bench/results/2026-12-02-h200-1.18.0-candidates/).
+// ballot gives them all; otherwise one ballot per entry of the tile. No scan of the lanes'
+// counts and no shared atomic a tile: at k = 64 a candidate falls in most tiles, and those
+// would cost more instructions than the loads leave time for.
+// k = 64 at 32K: 0.856-0.857 of copy speed, one store a block 0.807-0.811 (CHANGELOG 1.18.0).
 template <int N>
 __device__ __forceinline__ uint32_t stream_append(uint32_t* region_key, uint32_t* region_index,
                                                   uint32_t n, uint32_t take,
@@ -243,9 +210,8 @@ __device__ bool stream_gather(const float* xr, uint32_t cols, uint32_t low, Stre
   uint32_t n = 0;
   mine_max = 0u;
   if (cols % 4 == 0 && aligned16(xr)) {
-    // One 16-byte unit a lane an iteration: with one 4-byte load a thread in flight (up to
-    // 1.9.2) this pass kept DRAM far from busy. Two units a lane spilled at 32 registers and
-    // lost 0.01-0.05 of copy bandwidth.
+    // One 16-byte unit a lane an iteration: 4-byte loads keep DRAM far from busy, and two
+    // units a lane spill at 32 registers (0.01-0.05 of copy speed slower).
     const float4* x4 = reinterpret_cast<const float4*>(xr);
     const uint32_t units = cols / 4;
     for (uint32_t u0 = threadIdx.x - lane; u0 < units; u0 += T) {
@@ -347,8 +313,8 @@ __global__ void __launch_bounds__(kStreamThreads, kStreamBlocksPerSM)
       const uint32_t high = team.max(sample_max);
       low = team.min(mine_min);  // span >= k entries are >= it
       // The chunks' bound unless k is well below the threads: at k = 1024 the threads' bound
-      // (their smallest maximum) let the candidates overflow at 32K-64K columns, and the rows
-      // went to stream_fallback (0.07-0.12 of copy bandwidth against 0.36-0.40).
+      // (their smallest maximum) lets the candidates overflow at 32K-64K columns, and the rows
+      // go to stream_fallback (0.07-0.12 of copy speed against 0.36-0.40: CHANGELOG 1.9.3).
       const uint32_t rank = span == cols ? k : stream_estimate_rank(cols, span, k);
       if (rank <= T * kStreamChunks) {
         low = bound_from_maxima(team, chunk_max, sample_max, high, low, rank, true,
@@ -384,12 +350,8 @@ __global__ void __launch_bounds__(kStreamThreads, kStreamBlocksPerSM)
       for (uint32_t i = lane; i < found; i += 32u) mine_greater += sh.key[region + i] > t ? 1u : 0u;
       need = k - team.sum(mine_greater);
     }
-    // Streaming stores (the mask is not read again here; L2 is kept for the row's re-read).
-    // Written in the gather instead, a unit's zeros right after its load (8-16 bytes spilled at
-    // 32 registers), they read slower against 1.26.0 (ours/copy, three rounds in one call;
-    // tools/bench/results/2026-12-03-h200-1.27.0-candidates/, ZG): k = 8 / 64 at 32K columns
-    // 0.886-0.891 / 0.846-0.851 against 0.924-0.927 / 0.901-0.907, at 64K 0.890-0.891 /
-    // 0.851-0.856 against 0.895-0.910 / 0.869-0.876.
+    // Streaming stores (the mask is not read again here; L2 is kept for the row's re-read). The
+    // zeros are written here, not in the gather right after each unit's load, which spills.
     if (cols % 4 == 0 && aligned16(mr)) {
       float4* m4 = reinterpret_cast<float4*>(mr);
       for (uint32_t u = threadIdx.x; u < cols / 4; u += T) __stcs(m4 + u, make_float4(0.f, 0.f, 0.f, 0.f));

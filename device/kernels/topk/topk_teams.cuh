@@ -129,7 +129,7 @@ struct BlockTeamScratch {
 // All threads of a block (a multiple of 32, at most 1024).
 struct BlockTeam {
   // The candidates stay in registers: packing a block's candidates in shared memory, or handing
-  // its searches to one warp, lost (topk_select.cuh, kRegisterCandidatesMaxK).
+  // its searches to one warp, is slower (topk_select.cuh, kRegisterCandidatesMaxK).
   static constexpr bool kPacksCandidates = false;
   static constexpr bool kPacksEveryK = false;
   static constexpr bool kCarryCount = false;

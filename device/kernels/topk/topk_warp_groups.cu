@@ -1,29 +1,17 @@
 // topKMask of long rows in groups of warps (WarpGroupTeam, topk_teams.cuh), 128 keys a thread in
 // registers, each group's next row copied into shared memory during the current row's search
-// (topk_warp_stage.cuh): two warps a row ("warp pairs", since 1.11.0) for 4097-8192 columns and
-// 5 <= k <= 64, four warps a row (since 1.12.0) for 8193-16384 columns and 2 <= k <= 64.
+// (topk_warp_stage.cuh): two warps a row ("warp pairs") for 4097-8192 columns and 5 <= k <= 64,
+// four warps a row for 8193-16384 columns and 2 <= k <= 64.
 //
-// Why pairs: at 8K columns the plans before (topk_sorted.cu's block rows for k <= 8, its chunked
-// warp for 9-16, topk_mask.cu's block rows for k > 16) ran at 0.57-0.76 of copy bandwidth on the
-// H200 for k >= 5 (tools/bench/results/2026-12-02-h200-1.11.0-same-session/): each step of a
-// block's search waits on a barrier of all its warps. A warp cannot hold 8K keys in registers,
-// and a warp holding the row in shared memory ran at 0.29-0.63, its passes over the stage too
-// slow with 3-6 such warps a multiprocessor
-// (tools/bench/results/2026-12-02-h200-1.10.0-candidates/).
-// Two warps of 128 keys a thread are the 4K warps' layout twice: a search step's count is each
-// warp's reduction plus one named barrier of 64 threads, and the candidates are packed in
-// shared memory (topk_select.cuh), so the search runs over four keys a thread.
-// k <= 4 keep the sorting networks' block rows (0.91-0.95 at 8K). Measured against 1.10.0 in one
-// session (ours/copy, two runs each), k = 5-64 at 8K went from 0.57-0.76 to 0.94, and at 6144
-// columns (one run, a quarter of each thread's slots padding) from 0.52-0.70 to 0.80-0.81
-// (tools/bench/results/2026-12-02-h200-1.11.0-same-session/).
-//
-// Why groups of four: the same layout twice again. At 16384 columns the stream of
-// topk_stream.cuh (one block of 512 threads a row, its candidates gathered in shared memory) ran
-// at 0.71-0.85 of copy bandwidth for 2 <= k <= 64, and at 12288 columns the block rows (of
-// topk_sorted.cu for k = 2 and 8, of topk_mask.cu for 64) at 0.48-0.81. Groups of four warps ran
-// at 0.90-0.94 and 0.82-0.83 (measured against 1.11.0 in one session, two runs at 16K, one at 12K:
-// tools/bench/results/2026-12-02-h200-1.12.0-same-session/).
+// Why: a warp cannot hold 8K keys in registers, and each step of a block row's search waits on
+// a barrier of all its warps. Two warps of 128 keys a thread are the 4K warps' layout twice: a
+// search step's count is each warp's reduction plus one named barrier of 64 threads, and the
+// candidates are packed in shared memory (topk_select.cuh), so the search runs over four keys a
+// thread. Groups of four are the same layout twice again, for rows the stream (topk_stream.cuh)
+// and the block rows take more slowly. k <= 4 at 4097-8192 columns keep the sorting networks'
+// block rows, which are as fast there.
+// Pairs: k = 5-64 at 8K, 0.57-0.76 -> 0.94 of copy speed (CHANGELOG 1.11.0).
+// Groups of four: k = 8 / 64 at 16K, 0.827 / 0.712 -> 0.912 / 0.911 (CHANGELOG 1.12.0).
 #include "topk/topk_select.cuh"
 #include "topk/topk_teams.cuh"
 #include "topk/topk_warp_groups.h"
@@ -38,11 +26,11 @@ constexpr uint32_t kPairRowMinK = 5;
 constexpr uint32_t kQuadRowMaxCols = 16384;
 constexpr uint32_t kQuadRowMinK = 2;
 // As the 4K warps' kWideWarpRowMaxK: beyond, the candidates (about 74 at k = 64 on data in
-// random order) near the 256 slots a pair packs. Groups of four were measured up to 64 too.
+// random order) near the 256 slots a pair packs. Groups of four are held to the same k.
 constexpr uint32_t kGroupRowMaxK = 64;
 constexpr int kGroupSlots = 128;  // keys a thread: kPairRowMaxCols / 64, kQuadRowMaxCols / 128
 // Blocks of 128 threads (two pairs or one group of four) at three blocks a multiprocessor: 168
-// registers a thread (without that bound the four-warp kernel took 249), and three blocks'
+// registers a thread (without that bound the four-warp kernel takes 249), and three blocks'
 // stages (64 KiB each) fit its shared memory.
 constexpr unsigned kGroupThreads = 128;
 constexpr unsigned kBlocksPerMultiprocessor = 3;

@@ -1,15 +1,10 @@
 // A whole warp's next row, copied into shared memory by the tensor memory accelerator (one bulk
 // copy, cp.async.bulk) while the warp searches its current row in registers.
 //
-// Why: the whole warps of 64 and 128 keys a lane (rows of 1025-4096 columns, topk_mask.cu)
-// need 95 and 160 registers, so a scheduler holds 3 or 4 of them, and ncu of 1.9.5 had them
-// issuing 50-60% of the time with DRAM at 59%: a warp's loads of a row and its search follow
-// each other, and too few warps overlap them (tools/bench/results/2026-12-01-h200-1.9.6-
-// candidates/, section 1). The copy of the next row needs no registers while it is in flight.
-// With it, k = 17-64 ran at 0.94-0.97 of copy bandwidth at 2K and 4K columns, where the same
-// warps loading from global memory ran at 0.84-0.87 (topk_mask.cu, kStageWideWarpRows). Since
-// kernels 1.10.0 the warps of 32 keys a lane (513-1024 columns) take their rows this way too,
-// and the staged warps take some k <= 16 from the sorting networks (whole_warps_take).
+// Why: the whole warps of 32-128 keys a lane (rows of 513-4096 columns, topk_mask.cu) need up
+// to 160 registers, so a scheduler holds few of them: a warp's loads of a row and its search
+// follow each other, and too few warps overlap them. The copy of the next row needs no
+// registers while it is in flight (topk_mask.cu, kStageWideWarpRows, has the figures).
 //
 // Rows must be 16-byte aligned and a multiple of 16 bytes long (x aligned, cols % 4 == 0).
 #pragma once
