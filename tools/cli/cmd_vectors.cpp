@@ -1,4 +1,4 @@
-// tapecheck vectors check | generate | import-paramio (DESIGN.md section 5).
+// tapecheck vectors check | generate | import (import-paramio: the same) (DESIGN.md section 5).
 #include <iostream>
 
 #include "args.h"
@@ -9,7 +9,7 @@
 #include "tapecheck/vectors/check.h"
 #include "tapecheck/vectors/corpus.h"
 #include "tapecheck/vectors/load.h"
-#include "tapecheck/vectors/paramio.h"
+#include "tapecheck/vectors/torchlean_import.h"
 
 namespace tapecheck::cli {
 
@@ -19,7 +19,7 @@ const char* kVectorsUsage =
     "usage: tapecheck vectors check [--target reference|device] [--kernels aten|cuda|PATH.so]\n"
     "                               [--device cpu|cuda] [--verbose] PATH...\n"
     "       tapecheck vectors generate [--op OP] [--out DIR]   (DIR defaults to vectors/golden)\n"
-    "       tapecheck vectors import-paramio FILE.json\n";
+    "       tapecheck vectors import FILE   (TorchLean tensors -> leaves; import-paramio: the same)\n";
 
 int usage(const std::string& message) {
   std::cerr << "tapecheck vectors: " << message << "\n" << kVectorsUsage;
@@ -107,22 +107,25 @@ int generateCommand(const Words& words) {
   return kExitPassed;
 }
 
-int importParamIOCommand(const Words& words) {
+// TorchLean tensors (a state file, a float32 stream or a ParamIO file, told from the content) as
+// the leaves of a new vector, on stdout. `import-paramio` is the same command under its older
+// name.
+int importCommand(const std::string& name, const Words& words) {
   auto args = parseArgs(words, {{}, {}});
   if (!args) return usage(args.message());
-  if (args.value().positional.size() != 1) return usage("import-paramio takes one FILE.json");
+  if (args.value().positional.size() != 1) return usage(name + " takes one FILE");
   const std::string path = args.value().positional[0];
-  auto text = vectors::readTextFile(path);
-  if (!text) {
-    std::cerr << "tapecheck vectors: " << text.message() << "\n";
+  auto bytes = vectors::readTextFile(path);
+  if (!bytes) {
+    std::cerr << "tapecheck vectors: " << bytes.message() << "\n";
     return kExitUsage;
   }
-  auto params = vectors::parseParamIO(text.value(), path);
-  if (!params) {
-    std::cerr << "tapecheck vectors: " << params.message() << "\n";
+  auto imported = vectors::importTorchLeanTensors(bytes.value(), path);
+  if (!imported) {
+    std::cerr << "tapecheck vectors: " << imported.message() << "\n";
     return kExitUsage;
   }
-  auto leaves = vectors::paramsAsLeavesJson(params.value(), path);
+  auto leaves = vectors::leavesJson(imported.value(), path);
   if (!leaves) {
     std::cerr << "tapecheck vectors: " << leaves.message() << "\n";
     return kExitUsage;
@@ -139,7 +142,7 @@ int vectorsCommand(const Words& args) {
   const Words rest(args.begin() + 1, args.end());
   if (sub == "check") return checkCommand(rest);
   if (sub == "generate") return generateCommand(rest);
-  if (sub == "import-paramio") return importParamIOCommand(rest);
+  if (sub == "import" || sub == "import-paramio") return importCommand(sub, rest);
   if (sub == "--help" || sub == "-h" || sub == "help") {
     std::cout << kVectorsUsage;
     return kExitPassed;
