@@ -19,7 +19,7 @@ const char* kVectorsUsage =
     "usage: tapecheck vectors check [--target reference|device] [--kernels aten|cuda|PATH.so]\n"
     "                               [--device cpu|cuda] [--verbose] PATH...\n"
     "       tapecheck vectors generate [--op OP] [--out DIR]   (DIR defaults to vectors/golden)\n"
-    "       tapecheck vectors import FILE   (TorchLean tensors -> leaves; import-paramio: the same)\n";
+    "       tapecheck vectors import FILE   (TorchLean tensors as leaves; import-paramio: same)\n";
 
 int usage(const std::string& message) {
   std::cerr << "tapecheck vectors: " << message << "\n" << kVectorsUsage;

@@ -78,7 +78,8 @@ inline void checkImported(const std::vector<conformance::TensorData>& tensors,
 // A rejected input: the message names the input, and detection does not read it as this format.
 inline void checkRejected(const std::string& message, const std::string& format,
                           const std::string& input, const std::string& label) {
-  if (message.rfind(label, 0) != 0) violated("a " + format + " error does not name the input: " + message);
+  if (message.rfind(label, 0) != 0)
+    violated("a " + format + " error does not name the input: " + message);
   auto detected = vectors::importTorchLeanTensors(input, label);
   if (detected && detected.value().format == format)
     violated("detection accepts as " + format + " what its reader refused (" + message +

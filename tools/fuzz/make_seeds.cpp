@@ -98,10 +98,12 @@ void writeStateSeeds(const fs::path& out, const std::string& stem, const Json& l
     words.push_back({{"shape", leaf["shape"]}, {"values", w}});
   }
   const std::string b = Json{{"format", "torchlean_state_bits_v1"}, {"state", bits}}.dump();
-  const std::string f = Json{{"format", "torchlean_state_float32_bits_v1"}, {"state", words}}.dump();
+  const std::string f =
+      Json{{"format", "torchlean_state_float32_bits_v1"}, {"state", words}}.dump();
   if (b.size() <= kMaxSeedBytes) counts[3] += write(out / "state_bits" / (stem + ".json"), b);
   if (f.size() <= kMaxSeedBytes) counts[4] += write(out / "state_float32" / (stem + ".json"), f);
-  if (stream.size() <= kMaxSeedBytes) counts[5] += write(out / "tlsf32b" / (stem + ".bin"), stream);
+  if (stream.size() <= kMaxSeedBytes)
+    counts[5] += write(out / "tlsf32b" / (stem + ".bin"), stream);
 }
 
 std::size_t targetIndex(const std::string& t) {
@@ -151,10 +153,10 @@ int main(int argc, char** argv) {
       for (const fs::path& p : filesWithExtension(dir, ext)) {
         if (dir == data / "torchlean" && p.extension() == ".json") continue;  // done above
         auto bytes = tapecheck::vectors::readTextFile(p.string());
+        const std::string name = dir.filename().string() + "-" + p.filename().string();
         if (bytes)
           counts[targetIndex(torchLeanTarget(p))] +=
-              write(out / torchLeanTarget(p) / (dir.filename().string() + "-" + p.filename().string()),
-                    bytes.value());
+              write(out / torchLeanTarget(p) / name, bytes.value());
       }
 
   // The limits cases and every committed regression input, as they are.

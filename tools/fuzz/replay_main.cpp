@@ -25,12 +25,10 @@ namespace fs = std::filesystem;
 
 int main(int argc, char** argv) {
   using Target = int (*)(const std::uint8_t*, std::size_t);
-  const std::map<std::string, Target> targets = {{"--vectors", tapecheckFuzz_vectors},
-                                                 {"--paramio", tapecheckFuzz_paramio},
-                                                 {"--tape", tapecheckFuzz_tape},
-                                                 {"--state-bits", tapecheckFuzz_state_bits},
-                                                 {"--state-float32", tapecheckFuzz_state_float32},
-                                                 {"--tlsf32b", tapecheckFuzz_tlsf32b}};
+  const std::map<std::string, Target> targets = {
+      {"--vectors", tapecheckFuzz_vectors},       {"--paramio", tapecheckFuzz_paramio},
+      {"--tape", tapecheckFuzz_tape},             {"--state-bits", tapecheckFuzz_state_bits},
+      {"--state-float32", tapecheckFuzz_state_float32}, {"--tlsf32b", tapecheckFuzz_tlsf32b}};
   std::string current;
   std::map<std::string, std::vector<fs::path>> inputs;
   for (int i = 1; i < argc; ++i) {

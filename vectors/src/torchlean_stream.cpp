@@ -107,7 +107,8 @@ Result<std::vector<conformance::TensorData>> parseFloat32Stream(const std::strin
       return truncated(where, "the payload of " + std::to_string(elements) + " binary32 values",
                        static_cast<std::size_t>(elements > SIZE_MAX / 4 ? SIZE_MAX : elements * 4));
     td.values.reserve(static_cast<std::size_t>(elements));
-    for (std::uint64_t k = 0; k < elements; ++k) td.values.push_back(torchlean::binary32Value(in.u32()));
+    for (std::uint64_t k = 0; k < elements; ++k)
+      td.values.push_back(torchlean::binary32Value(in.u32()));
     out.push_back(std::move(td));
   }
   if (in.remaining() != 0)

@@ -80,9 +80,9 @@ class Lexer {
         continue;
       }
       if (c == '"') {
-        const bool interpolated = !out.empty() && !spaceBefore_ && out.back().kind == Kind::Ident &&
-                                  (out.back().text == "s!" || out.back().text == "m!" ||
-                                   out.back().text == "f!");
+        const bool interpolated =
+            !out.empty() && !spaceBefore_ && out.back().kind == Kind::Ident &&
+            (out.back().text == "s!" || out.back().text == "m!" || out.back().text == "f!");
         if (!stringLiteral(interpolated, out, error)) return false;
         continue;
       }
@@ -117,10 +117,11 @@ class Lexer {
         std::size_t nlen = 0;
         const std::uint32_t next = codePoint(s_, i_ + 1, nlen);
         if (isIdStart(next)) {
-          const bool afterValue =
-              !spaceBefore_ && !out.empty() &&
-              (out.back().text == ")" || out.back().text == "]" || out.back().text == "}" ||
-               out.back().text == "\xE2\x9F\xA9" /* ⟩ */ || out.back().text == "\xC2\xB7" /* · */);
+          const std::string& before = out.empty() ? std::string() : out.back().text;
+          const bool afterValue = !spaceBefore_ && !out.empty() &&
+                                  (before == ")" || before == "]" || before == "}" ||
+                                   before == "\xE2\x9F\xA9" /* ⟩ */ ||
+                                   before == "\xC2\xB7" /* · */);
           const std::size_t start = i_;
           ++i_;
           const std::size_t nameStart = i_;
@@ -252,7 +253,8 @@ class Lexer {
           if (depth > 0) ++i_;
         }
         if (i_ >= s_.size()) break;
-        Lexer inner(s_.substr(codeStart, i_ - codeStart), codeLine);
+        const std::string code = s_.substr(codeStart, i_ - codeStart);  // outlives `inner`
+        Lexer inner(code, codeLine);
         if (!inner.run(out, error)) return false;
         ++i_;
         continue;
