@@ -11,6 +11,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "isolation_options.h"
 #include "tapecheck/certify/build_info.h"
 #include "tapecheck/certify/certificate.h"
 #include "tapecheck/certify/certificate_json.h"
@@ -32,7 +33,7 @@ using namespace tapecheck::certify;
 const char* kCertifyUsage =
     "usage: tapecheck certify --kernels aten|cuda|PATH.so [--device cpu|cuda]\n"
     "           [--baseline CERT.json] [--cases N] [--seed S] [--shard I/N] [--jobs N]\n"
-    "           --out DIR\n"
+    "           [--case-timeout SECONDS] [--in-process] --out DIR\n"
     "       tapecheck certify merge [--baseline CERT.json] --out DIR SHARD_DIR...\n";
 
 int usageError(const std::string& message) {
@@ -110,6 +111,8 @@ int finish(Certificate& cert, const Baseline* baseline, const std::string& outDi
               << (cert.reasons.size() == 1 ? " reason" : " reasons");
   std::cout << "\n";
   for (const std::string& r : cert.reasons) std::cout << "  " << r << "\n";
+  if (const std::string coverage = coverageSummary(cert); !coverage.empty())
+    std::cout << coverage << "\n";
   const fs::path dir(outDir);
   std::cout << "wrote " << (dir / kCertificateFile).string() << ", "
             << (dir / kDigestFile).string() << ", " << (dir / kReportFile).string() << "\n";
@@ -118,8 +121,9 @@ int finish(Certificate& cert, const Baseline* baseline, const std::string& outDi
 
 int certifyRun(const Words& args) {
   const ArgSpec spec{
-      {"--kernels", "--device", "--baseline", "--cases", "--seed", "--shard", "--out", "--jobs"},
-      {}};
+      {"--kernels", "--device", "--baseline", "--cases", "--seed", "--shard", "--out", "--jobs",
+       kCaseTimeoutOption},
+      {kInProcessOption}};
   Result<ParsedArgs> parsed = parseArgs(args, spec);
   if (!parsed) return usageError(parsed.message());
   const ParsedArgs& a = parsed.value();
@@ -152,6 +156,8 @@ int certifyRun(const Words& args) {
     if (!n) return usageError(n.message());
     run.jobs = n.value();
   }
+  if (Status isolation = applyIsolationOptions(a, run); !isolation)
+    return usageError(isolation.message());
   std::optional<ShardInfo> shard;
   if (auto text = a.get("--shard")) {
     Result<ShardOption> s = parseShard(*text);

@@ -9,6 +9,7 @@
 //   --shard I/N     run the case indices i with i % N == I (vectors in shard 0 only)
 //   --no-shrink     report failing cases without shrinking them
 //   --jobs N        threads evaluating cases (default: one per CPU); the report is the same
+//   --case-timeout S, --in-process   where plugin kernels run (isolation_options.h)
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +18,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "isolation_options.h"
 #include "tapecheck/conformance/runner.h"
 #include "tapecheck/device/kernel_table.h"
 
@@ -27,7 +29,7 @@ const char* kRunUsage =
     "usage: tapecheck run [--device cpu|cuda] [--kernels aten|cuda|PATH.so] [--ops LIST]\n"
     "           [--cases N] [--seed S] [--json FILE]\n"
     "           [--case I] [--vectors PATH,...|none] [--out DIR] [--shard I/N] [--no-shrink]\n"
-    "           [--jobs N]\n";
+    "           [--jobs N] [--case-timeout SECONDS] [--in-process]\n";
 
 int usageError(const std::string& message) {
   std::cerr << "tapecheck run: " << message << "\n" << kRunUsage;
@@ -51,8 +53,8 @@ int runCommand(const Words& args) {
   }
   auto parsed = parseArgs(args, ArgSpec{{"--device", "--kernels", "--ops", "--cases", "--seed",
                                          "--json", "--case", "--vectors", "--out", "--shard",
-                                         "--jobs"},
-                                        {"--no-shrink"}});
+                                         "--jobs", kCaseTimeoutOption},
+                                        {"--no-shrink", kInProcessOption}});
   if (!parsed) return usageError(parsed.message());
   const ParsedArgs& a = parsed.value();
   if (!a.positional.empty()) return usageError("unexpected argument '" + a.positional[0] + "'");
@@ -104,6 +106,8 @@ int runCommand(const Words& args) {
     o.vectorPaths = conformance::defaultVectorPaths();
   }
   if (auto out = a.get("--out")) o.valuesDir = *out;
+  if (Status isolation = applyIsolationOptions(a, o); !isolation)
+    return usageError(isolation.message());
   o.shrink = !a.has("--no-shrink");
   const std::optional<std::string> jsonPath = a.get("--json");
   if (jsonPath) {

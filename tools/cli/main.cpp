@@ -7,6 +7,7 @@
 #include "args.h"
 #include "commands.h"
 #include "heap_tuning.h"
+#include "tapecheck/conformance/isolation.h"
 
 namespace {
 
@@ -42,6 +43,9 @@ int main(int argc, char** argv) {
     if (command == "run") return runCommand(rest);
     if (command == "vectors") return vectorsCommand(rest);
     if (command == "certify") return certifyCommand(rest);
+    // Not listed in the usage: `run` and `certify` start it to run kernels in a separate process.
+    if (command == tapecheck::conformance::kKernelWorkerCommand)
+      return tapecheck::conformance::serveKernelWorker(rest);
   } catch (const std::exception& e) {
     // Every expected failure is a Result; reaching here is a bug, but still not an abort.
     std::cerr << "tapecheck: internal error: " << e.what() << "\n";
