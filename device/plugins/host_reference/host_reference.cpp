@@ -63,6 +63,7 @@ enum Fault {
   overrun,       // layer_norm_fwd: writes 3 floats past the end of y on one shape
   error_return,  // layer_norm_fwd: returns 3 on one shape
   hang,          // softmax_bwd: never returns on one shape
+  crash_often,   // softmax_fwd: stores through a null pointer on every odd row length above 1
 };
 
 #ifndef TAPECHECK_FAULT
@@ -74,8 +75,9 @@ constexpr Fault kFault = TAPECHECK_FAULT;
 // draw under seed 0 (the seed of the tests, and the default) exactly once, so that a run shows
 // one failing case among passing ones: [3, 30] for softmaxLast, [5, 13] for layerNorm.
 bool faultOn(Fault f, std::uint32_t cols) {
-  const std::uint32_t faultyCols = (f == segfault || f == hang) ? 30 : 13;
-  return kFault == f && cols == faultyCols;
+  if (kFault != f) return false;
+  if (f == crash_often) return cols > 1 && cols % 2 == 1;
+  return cols == ((f == segfault || f == hang) ? 30u : 13u);
 }
 
 #ifndef TAPECHECK_PLUGIN_NAME
@@ -125,7 +127,7 @@ double logSumExp(Slice x, u32 terms, double m) {
 
 // y_i = exp(x_i - m) / sum_j exp(x_j - m)
 [[maybe_unused]] int softmax_fwd(void*, u32 rows, u32 cols, const float* x, float* y) {
-  if (faultOn(segfault, cols)) {
+  if (faultOn(segfault, cols) || faultOn(crash_often, cols)) {
     // Volatile on both sides, so the compiler keeps the store a real bug would make.
     volatile float* volatile nowhere = nullptr;
     *nowhere = 1.0f;
