@@ -25,11 +25,8 @@
 #include "tapecheck/vectors/check.h"
 #include "tapecheck/vectors/load.h"
 #include "in_order_pool.h"
+#include "progress_meter.h"
 #include "values.h"
-
-#ifndef TAPECHECK_SOURCE_DIR
-#define TAPECHECK_SOURCE_DIR ""
-#endif
 
 namespace tapecheck::conformance {
 namespace {
@@ -323,7 +320,6 @@ class Run {
   // `vectorOps`: the ops whose golden vectors the run checks.
   RunReport run(const std::vector<const OpInfo*>& subjects,
                 const std::vector<std::string>& vectorOps) {
-    start_ = lastProgress_ = Clock::now();
     for (std::size_t s = 0; s < subjects.size(); ++s) {
       const OpInfo& op = *subjects[s];
       const bool withVectors =
@@ -465,16 +461,6 @@ class Run {
                    std::to_string(kMaxSpoiledWorkersPerOp) + " earlier cases of " + op.name;
   }
 
-  void tick(const OpInfo& op, std::uint64_t done, std::uint64_t total) {
-    const auto now = Clock::now();
-    if (std::chrono::duration<double>(now - lastProgress_).count() < o_.progressSeconds) return;
-    lastProgress_ = now;
-    progress_ << "tapecheck run: " << op.name << " " << done << "/" << total << " cases, "
-              << static_cast<long>(std::chrono::duration<double>(now - start_).count())
-              << " s\n"
-              << std::flush;
-  }
-
   std::string reproducer(const OpInfo& op, std::uint64_t index) const {
     return o_.command + " run --device " + device::deviceName(o_.device) + " --kernels " +
            shellQuote(o_.kernels) + " --ops " + shellQuote(op.name) + " --seed " +
@@ -497,7 +483,7 @@ class Run {
         (std::filesystem::path(valuesDir_) / (fileSafe(stem) + ".json")).string();
     const tapecheck::Status written = writeTextFile(path, caseVectorJson(e.tc, expected, info));
     if (!written) {
-      progress_ << "tapecheck run: " << written.message() << "\n";
+      progress_ << o_.progressLabel << ": " << written.message() << "\n";
       return "";
     }
     return path;
@@ -590,20 +576,31 @@ class Run {
     struct Planned {
       std::size_t order;
       std::uint64_t index;
-      std::size_t ofSubject;  // cases of this subject, for the progress line
       CaseParams params;
       bool withBackward;
     };
-    std::vector<Planned> plan;
-    for (std::size_t s = 0; s < subjects.size(); ++s) {
-      const OpInfo& op = *subjects[s];
-      const Coverage c = coverage(op);
-      if (!c.fwd()) continue;
-      const std::vector<std::uint64_t> indices = caseIndices(op);
-      for (const std::uint64_t i : indices)
-        plan.push_back(Planned{s, i, indices.size(), drawCase(op, config_, o_.seed, i).value(),
-                               c.all()});
+    std::vector<std::vector<std::uint64_t>> indices;
+    std::vector<bool> withBackward;
+    std::size_t total = 0;
+    for (const OpInfo* op : subjects) {
+      const Coverage c = coverage(*op);
+      indices.push_back(c.fwd() ? caseIndices(*op) : std::vector<std::uint64_t>{});
+      withBackward.push_back(c.all());
+      total += indices.back().size();
     }
+    ProgressMeter meter(progress_, o_.progressLabel, total, o_.progressSeconds,
+                        o_.progressRewritesLine);
+    meter.start();
+    std::vector<Planned> plan;
+    plan.reserve(total);
+    for (std::size_t s = 0; s < subjects.size(); ++s)
+      for (const std::uint64_t i : indices[s])
+        plan.push_back(Planned{s, i, drawCase(*subjects[s], config_, o_.seed, i).value(),
+                               withBackward[s]});
+    const auto start = Clock::now();
+    const auto elapsed = [&] {
+      return std::chrono::duration<double>(Clock::now() - start).count();
+    };
     std::mutex spoiledMutex;
     std::vector<std::vector<std::size_t>> spoiledAt(subjects.size());  // plan positions
     auto evaluateCase = [&](std::size_t n) {
@@ -613,7 +610,6 @@ class Run {
       return CaseResult{std::move(e.verdict), std::move(e.fault), true};
     };
     std::vector<std::uint64_t> spoiledInOrder(subjects.size(), 0);
-    std::size_t doneInSubject = 0;
     evaluateInOrder(
         plan.size(), o_.jobs,
         [&](std::size_t n) {
@@ -636,7 +632,6 @@ class Run {
         [&](std::size_t n, const CaseResult& evaluated) {
           const Planned& p = plan[n];
           const OpInfo& op = *subjects[p.order];
-          doneInSubject = (n > 0 && plan[n - 1].order == p.order) ? doneInSubject + 1 : 1;
           if (spoiledInOrder[p.order] >= kMaxSpoiledWorkersPerOp) {
             recordNotRun(p.order, op, p.params);
           } else {
@@ -644,8 +639,9 @@ class Run {
             record(p.order, op, shapeClass(op, p.params), p.index, p.params, r.verdict, r.fault);
             if (r.fault && spoils(*r.fault)) ++spoiledInOrder[p.order];
           }
-          tick(op, doneInSubject, p.ofSubject);
+          meter.update(n + 1, op.name, elapsed());
         });
+    meter.finish(elapsed());
     for (std::size_t s = 0; s < subjects.size(); ++s)
       for (auto& [key, g] : groups_)
         if (std::get<0>(key) == s && g.worst && g.stats.examples.empty()) explain(*subjects[s], g);
@@ -707,19 +703,9 @@ class Run {
   std::string valuesDir_;
   std::map<GroupKey, GroupAcc> groups_;
   std::map<std::pair<std::size_t, int>, PassAcc> passes_;
-  Clock::time_point start_, lastProgress_;
 };
 
 }  // namespace
-
-std::vector<std::string> defaultVectorPaths() {
-  const std::filesystem::path golden = std::filesystem::path(TAPECHECK_SOURCE_DIR) / "vectors" /
-                                       "golden";
-  std::error_code ec;
-  if (std::string(TAPECHECK_SOURCE_DIR).empty() || !std::filesystem::is_directory(golden, ec))
-    return {};
-  return {golden.string()};
-}
 
 unsigned defaultJobs() {
   const unsigned n = std::thread::hardware_concurrency();

@@ -40,6 +40,8 @@ struct RunOptions {
   bool shrink = true;                          // shrink the worst case of each failing group
   std::uint64_t shrinkEvaluations = 48;        // at most this many evaluations per group
   double progressSeconds = 3;                  // a progress line at most this often
+  bool progressRewritesLine = false;           // progress goes to a terminal: rewrite one line
+  std::string progressLabel = "tapecheck run"; // the command progress lines name
   std::string command = "tapecheck";           // how reproducers name the tool
   // How to start a kernel worker (isolation.h); empty: the kernels run in this process. Only
   // kernels loaded from a library (a plugin, `cuda`) run in workers: the built-in `aten` table
@@ -51,9 +53,6 @@ struct RunOptions {
 // After this many cases of one op whose kernels crashed, hung or wrote outside their outputs
 // (each costs a new worker), the op's remaining cases are skipped, counted and said why.
 inline constexpr std::uint64_t kMaxSpoiledWorkersPerOp = 3;
-
-// The committed golden corpus (vectors/golden under the source tree) when it exists.
-std::vector<std::string> defaultVectorPaths();
 
 // The threads a run uses for jobs = 0: one per hardware thread. Any number gives the same report.
 unsigned defaultJobs();
@@ -70,9 +69,10 @@ std::vector<std::string> selectableNames();
 // program whose ops are all named. An unknown name is an Error (a usage error, exit 2).
 Result<std::vector<const OpInfo*>> selectSubjects(const std::vector<std::string>& names);
 
-// Progress lines go to `progress`; the returned report holds every figure. An Error means the
-// run could not happen (unusable kernels, unreadable vectors, unknown op, none of the selected
-// ops provided by a partial kernel table, a kernel worker that cannot start): exit 2.
+// Progress lines (src/progress_meter.h) and messages about values files go to `progress`; the
+// returned report holds every figure. An Error means the run could not happen (unusable kernels,
+// unreadable vectors, unknown op, none of the selected ops provided by a partial kernel table, a
+// kernel worker that cannot start): exit 2.
 //
 // A partial kernel table (null entry points) runs what it provides: an op whose forward entry
 // points are missing is NOT PROVIDED in every pass; one whose backward entry points are missing
