@@ -353,8 +353,8 @@ TEST_CASE("explaining a case writes it out and shrinks it while its error stays 
   // The case with the largest forward error, and a bound just below it.
   const PassStats* fwd = passOf(r, "softmaxLast", "fwd");
   REQUIRE(fwd);
-  const CaseResult* worst = nullptr;
-  for (const CaseResult& c : fwd->caseResults)
+  const CaseRecord* worst = nullptr;
+  for (const CaseRecord& c : fwd->caseRecords)
     if (!worst || c.ulps > worst->ulps) worst = &c;
   REQUIRE(worst);
   REQUIRE(worst->ulps > 0.5);
@@ -401,5 +401,5 @@ TEST_CASE("a report lists every evaluated case with its fingerprint and class", 
   CHECK(runOk(other).subjects[0].fingerprints != s.fingerprints);
   const PassStats* fwd = passOf(r, "layerNorm", "fwd");
   REQUIRE(fwd);
-  CHECK(fwd->caseResults.size() == fwd->cases);
+  CHECK(fwd->caseRecords.size() == fwd->cases);
 }

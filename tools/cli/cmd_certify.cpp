@@ -13,6 +13,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "isolation_options.h"
 #include "junit_reports.h"
 #include "output_paths.h"
 #include "progress_options.h"
@@ -39,7 +40,8 @@ using namespace tapecheck::certify;
 const char* kCertifySynopsis =
     "usage: tapecheck certify --kernels aten|cuda|PATH.so [--device cpu|cuda]\n"
     "           [--baseline CERT.json [--compare-summaries]] [--cases N] [--seed S]\n"
-    "           [--shard I/N] [--jobs N] [--junit FILE] --out DIR\n"
+    "           [--shard I/N] [--jobs N] [--junit FILE] [--case-timeout SECONDS] [--in-process]\n"
+    "           --out DIR\n"
     "       tapecheck certify merge [--baseline CERT.json [--compare-summaries]] [--junit FILE]\n"
     "           --out DIR SHARD_DIR...\n";
 
@@ -77,6 +79,13 @@ const char* kCertifyHelp =
     "                        (default: one per CPU)\n"
     "  --junit FILE          also write JUnit XML to FILE: the verdict, then a test suite per op\n"
     "                        and a test case per pass, for CI systems (default: none)\n"
+    "  --case-timeout SECONDS\n"
+    "                        how long one case may run before it counts as hung; a plugin's\n"
+    "                        kernels run in worker processes, so a crash or a hang fails its\n"
+    "                        case and the run goes on (default: 10 on cpu, 120 on cuda)\n"
+    "  --in-process          run a plugin's kernels in tapecheck's own process (for a debugger);\n"
+    "                        a kernel that crashes or hangs then ends tapecheck\n"
+    "                        (default: worker processes; aten always runs in process)\n"
     "  -h, --help            print this help and exit\n"
     "\n"
     "certify merge combines the shard certificates in SHARD_DIR... (every shard of one run) into\n"
@@ -213,6 +222,8 @@ int finish(Certificate& cert, const std::string& outDir,
               << (cert.reasons.size() == 1 ? " reason" : " reasons");
   std::cout << "\n";
   for (const std::string& r : cert.reasons) std::cout << "  " << r << "\n";
+  if (const std::string coverage = coverageSummary(cert); !coverage.empty())
+    std::cout << coverage << "\n";
   const fs::path dir(outDir);
   std::cout << "wrote " << (dir / kCertificateFile).string() << ", "
             << (dir / kDigestFile).string() << ", " << (dir / kReportFile).string() << "\n";
@@ -284,8 +295,8 @@ Status explainGrowth(Certificate& cert, conformance::RunOptions run, ScratchFold
 int certifyRun(const Words& args) {
   const ArgSpec spec{
       {"--kernels", "--device", "--baseline", "--cases", "--seed", "--shard", "--out", "--jobs",
-       "--junit"},
-      {"--compare-summaries"}};
+       "--junit", kCaseTimeoutOption},
+      {kInProcessOption, "--compare-summaries"}};
   Result<ParsedArgs> parsed = parseArgs(args, spec);
   if (!parsed) return usageError(parsed.message());
   const ParsedArgs& a = parsed.value();
@@ -318,6 +329,8 @@ int certifyRun(const Words& args) {
     if (!n) return usageError(n.message());
     run.jobs = n.value();
   }
+  if (Status isolation = applyIsolationOptions(a, run); !isolation)
+    return usageError(isolation.message());
   std::optional<ShardInfo> shard;
   if (auto text = a.get("--shard")) {
     Result<ShardOption> s = parseShard(*text);

@@ -12,7 +12,14 @@
 
 namespace tapecheck::certify {
 
-const char* verdictWord(Verdict v) { return v == Verdict::Certified ? "certified" : "rejected"; }
+const char* verdictWord(Verdict v) {
+  switch (v) {
+    case Verdict::Certified: return "certified";
+    case Verdict::Rejected: return "rejected";
+    case Verdict::NotProvided: return "not provided";
+  }
+  return "rejected";
+}
 
 ErrorSummary summarizeErrors(std::vector<double> errors) {
   ErrorSummary s;
@@ -61,6 +68,7 @@ char statusLetter(conformance::Status s) {
     case conformance::Status::Failed: return kCaseFailed;
     case conformance::Status::Mistrusted: return kCaseMistrusted;
     case conformance::Status::Skipped: return kCaseSkipped;
+    case conformance::Status::NotProvided: return kCaseNotJudged;
   }
   return kCaseNotJudged;
 }
@@ -85,13 +93,13 @@ CaseLog caseLogOf(const conformance::SubjectCases& subject) {
 }
 
 // The per-case results of a pass, laid out by case index.
-void addCaseResults(PassRecord& p, const CaseLog& log,
-                    const std::vector<conformance::CaseResult>& results) {
+void addCaseRecords(PassRecord& p, const CaseLog& log,
+                    const std::vector<conformance::CaseRecord>& results) {
   if (p.caseStatus.empty()) {
     p.caseUlps.assign(log.cases, 0.0);
     p.caseStatus.assign(log.cases, kCaseNotJudged);
   }
-  for (const conformance::CaseResult& r : results) {
+  for (const conformance::CaseRecord& r : results) {
     if (r.index >= log.cases) continue;
     p.caseUlps[r.index] = r.ulps;
     p.caseStatus[r.index] = statusLetter(r.status);
@@ -169,6 +177,9 @@ Certificate certificateFromReport(const conformance::RunReport& report, Identity
     if (!stats.worst.group.empty() &&
         (!p.worst || !(stats.worst.errorUlps <= p.worst->errorUlps)))
       p.worst = stats.worst;
+    if (p.missingEntries.empty()) p.missingEntries = stats.missingEntries;
+    if (p.firstFault.empty()) p.firstFault = stats.firstFault;
+    p.faults += stats.faults;
   }
   for (const conformance::SubjectCases& subject : report.subjects) {
     auto op = std::find_if(cert.ops.begin(), cert.ops.end(),
@@ -178,7 +189,7 @@ Certificate certificateFromReport(const conformance::RunReport& report, Identity
     for (const conformance::PassStats& stats : report.passes) {
       if (stats.op != subject.op || stats.pass == "vectors") continue;
       for (PassRecord& p : op->passes)
-        if (p.pass == stats.pass) addCaseResults(p, *op->caseLog, stats.caseResults);
+        if (p.pass == stats.pass) addCaseRecords(p, *op->caseLog, stats.caseRecords);
     }
   }
   finalizePassFigures(cert.ops);
@@ -212,6 +223,25 @@ void finalizePassFigures(std::vector<OpRecord>& ops) {
       if (p.examples.size() > kMaxExamplesPerPass) p.examples.resize(kMaxExamplesPerPass);
     }
   }
+}
+
+std::string coverageSummary(const Certificate& cert) {
+  std::size_t passes = 0, provided = 0;
+  std::string missing;
+  for (const OpRecord& op : cert.ops) {
+    std::string lacking;
+    for (const PassRecord& p : op.passes) {
+      ++passes;
+      if (p.provided())
+        ++provided;
+      else
+        lacking += (lacking.empty() ? "" : ", ") + p.pass;
+    }
+    if (!lacking.empty()) missing += (missing.empty() ? "" : "; ") + op.op + " (" + lacking + ")";
+  }
+  if (missing.empty()) return "";
+  return "coverage: " + std::to_string(provided) + " of " + std::to_string(passes) +
+         " passes provided; not provided: " + missing;
 }
 
 std::string utcTimestamp() {

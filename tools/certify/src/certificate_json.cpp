@@ -28,7 +28,10 @@ std::vector<std::string> reasonsFromJson(const json& j) {
 }
 
 Verdict verdictFromJson(const json& j) {
-  return j.get<std::string>() == "certified" ? Verdict::Certified : Verdict::Rejected;
+  const std::string word = j.get<std::string>();
+  if (word == "certified") return Verdict::Certified;
+  if (word == "not provided") return Verdict::NotProvided;
+  return Verdict::Rejected;
 }
 
 template <class J>
@@ -107,6 +110,12 @@ J passToJson(const PassRecord& p, bool withErrors) {
     j["errorsUlps"] = ulpsListTo<J>(p.errorsUlps);
     j["failedErrorsUlps"] = ulpsListTo<J>(p.failedErrorsUlps);
   }
+  // Present only for a partial table or misbehaving kernels: other certificates read as before.
+  if (!p.missingEntries.empty()) j["missingEntries"] = reasonsToJson<J>(p.missingEntries);
+  if (p.faults > 0) {
+    j["faults"] = p.faults;
+    j["firstFault"] = p.firstFault;
+  }
   return j;
 }
 
@@ -184,6 +193,9 @@ PassRecord passFromJson(const json& j) {
     p.caseStatus = j.at("caseStatus").get<std::string>();
     for (const json& e : j.at("caseUlps")) p.caseUlps.push_back(e.is_null() ? 0.0 : ulpsFromJson(e));
   }
+  if (j.contains("missingEntries")) p.missingEntries = reasonsFromJson(j.at("missingEntries"));
+  if (j.contains("faults")) p.faults = j.at("faults").get<std::uint64_t>();
+  if (j.contains("firstFault")) p.firstFault = j.at("firstFault").get<std::string>();
   return p;
 }
 

@@ -45,6 +45,9 @@ void addPass(PassRecord& into, const PassRecord& p) {
         into.caseUlps[i] = p.caseUlps[i];
       }
   }
+  if (into.missingEntries.empty()) into.missingEntries = p.missingEntries;
+  if (into.firstFault.empty()) into.firstFault = p.firstFault;  // the lowest shard's first
+  into.faults += p.faults;
 }
 
 // Adds the cases one shard ran to the merged case log; an Error when the shards disagree on

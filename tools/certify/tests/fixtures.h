@@ -57,9 +57,9 @@ inline conformance::RunReport withCases(conformance::RunReport r, std::uint64_t 
   std::vector<std::string> ops;
   for (conformance::PassStats& p : r.passes) {
     if (std::find(ops.begin(), ops.end(), p.op) == ops.end()) ops.push_back(p.op);
-    p.caseResults.clear();
+    p.caseRecords.clear();
     for (std::size_t i = 0; i < p.errorsUlps.size(); ++i)
-      p.caseResults.push_back(conformance::CaseResult{
+      p.caseRecords.push_back(conformance::CaseRecord{
           i, p.errorsUlps[i],
           i < p.failures ? conformance::Status::Failed : conformance::Status::Passed});
   }

@@ -156,12 +156,12 @@ TEST_CASE("a histogram of many bins fits beside another on the page", "[html]") 
 TEST_CASE("the report says how the baseline was compared and where the error grew", "[html]") {
   auto before = withCases(cleanReport());
   for (std::size_t i = 20; i < 40; ++i) before.passes[1].errorsUlps[i] = 0.5;
-  for (std::size_t i = 20; i < 40; ++i) before.passes[1].caseResults[i].ulps = 0.5;
+  for (std::size_t i = 20; i < 40; ++i) before.passes[1].caseRecords[i].ulps = 0.5;
   Certificate base = certificateOf(before);
   judge(base, JudgeOptions{});
   auto after = before;
   after.passes[1].errorsUlps[25] = 3.0;
-  after.passes[1].caseResults[25].ulps = 3.0;
+  after.passes[1].caseRecords[25].ulps = 3.0;
   Certificate c = certificateOf(after);
   JudgeOptions o;
   o.caseShape = [](const std::string&, std::uint64_t) { return std::string("[2,125]"); };

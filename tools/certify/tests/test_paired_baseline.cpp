@@ -133,13 +133,13 @@ TEST_CASE("growth is judged per shape class over the same cases and says where",
   // Baseline: the long class of softmaxLast bwd never above 1 ulp.
   auto before = withCases(cleanReport());
   for (std::size_t i = 20; i < 40; ++i) before.passes[1].errorsUlps[i] = 0.5;
-  for (std::size_t i = 20; i < 40; ++i) before.passes[1].caseResults[i].ulps = 0.5;
+  for (std::size_t i = 20; i < 40; ++i) before.passes[1].caseRecords[i].ulps = 0.5;
   const Certificate base = judgedBaseline(before);
   // Now case 25 is at 3 ulps: far below the pass's max of 6 (no summary growth), but 6x its
   // class's 0.5 and 2.5 ulp above it.
   auto after = before;
   after.passes[1].errorsUlps[25] = 3.0;
-  after.passes[1].caseResults[25].ulps = 3.0;
+  after.passes[1].caseRecords[25].ulps = 3.0;
   Certificate c = certificateOf(after);
   REQUIRE(pairingProblems(base, c).empty());
   judge(c, paired(), &base, std::string(64, 'c'));
@@ -172,7 +172,7 @@ TEST_CASE("a summary growth reason names the worst case and how to rerun it", "[
   const Certificate base = judgedBaseline(withCases(cleanReport()));
   auto after = withCases(cleanReport());
   after.passes[1].errorsUlps[5] = 13.5;
-  after.passes[1].caseResults[5].ulps = 13.5;
+  after.passes[1].caseRecords[5].ulps = 13.5;
   Certificate c = certificateOf(after);
   JudgeOptions o = paired();
   o.comparison = kCompareSummaries;
@@ -186,8 +186,8 @@ TEST_CASE("a summary growth reason names the worst case and how to rerun it", "[
 TEST_CASE("case logs survive writing and reading, compactly", "[baseline][json]") {
   auto r = withCases(cleanReport());
   r.passes[0].errorsUlps[3] = 1.0 / 3.0;
-  r.passes[0].caseResults[3].ulps = 1.0 / 3.0;
-  r.passes[0].caseResults[4].status = tapecheck::conformance::Status::Mistrusted;
+  r.passes[0].caseRecords[3].ulps = 1.0 / 3.0;
+  r.passes[0].caseRecords[4].status = tapecheck::conformance::Status::Mistrusted;
   Certificate c = certificateOf(r);
   judge(c, JudgeOptions{});
   const std::string text = certificateText(c);
@@ -224,10 +224,10 @@ TEST_CASE("merged shards keep every case, and their digest is the unsharded run'
       subject = kept;
     }
     for (auto& p : part.passes) {
-      std::vector<tapecheck::conformance::CaseResult> kept;
-      for (const auto& cr : p.caseResults)
+      std::vector<tapecheck::conformance::CaseRecord> kept;
+      for (const auto& cr : p.caseRecords)
         if (cr.index % 2 == s) kept.push_back(cr);
-      p.caseResults = kept;
+      p.caseRecords = kept;
     }
     Certificate shard = certificateOf(part);
     shard.shard = ShardInfo{s, 2};
@@ -280,7 +280,7 @@ TEST_CASE("a certificate of 2000 cases per op stays small", "[baseline][json]") 
       for (int i = 0; i < 2000; ++i) errors.push_back(std::exp2(exponent(random)));
       auto p = passStats(name, pass, errors, 1e6);
       for (std::uint64_t i = 0; i < 2000; ++i)
-        p.caseResults.push_back({i, errors[i], tapecheck::conformance::Status::Passed});
+        p.caseRecords.push_back({i, errors[i], tapecheck::conformance::Status::Passed});
       r.passes.push_back(p);
     }
   }

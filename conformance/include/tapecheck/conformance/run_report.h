@@ -10,8 +10,11 @@
 
 namespace tapecheck::conformance {
 
-enum class Status { Passed, Failed, Mistrusted, Skipped };
-const char* statusWord(Status s);  // "PASSED", "FAILED", "MISTRUSTED", "SKIPPED"
+// NotProvided: the kernel table lacks an entry point the pass needs (a null entry point,
+// DESIGN.md section 3); the pass was not run and is not certified.
+enum class Status { Passed, Failed, Mistrusted, Skipped, NotProvided };
+// "PASSED", "FAILED", "MISTRUSTED", "SKIPPED", "NOT PROVIDED"
+const char* statusWord(Status s);
 
 // A failing (or worst) case, with what reproduces it.
 struct CaseExample {
@@ -25,7 +28,7 @@ struct CaseExample {
 
 // One judged case of a pass, in case-index order: what pairing a run's cases with a baseline's
 // needs.
-struct CaseResult {
+struct CaseRecord {
   std::uint64_t index = 0;  // the case index (`tapecheck run --case`)
   double ulps = 0;          // its error in this pass (errors: 0, or infinity when it failed)
   Status status = Status::Passed;
@@ -45,9 +48,17 @@ struct PassStats {
   double budgetUlps = 0;
   std::vector<double> errorsUlps;     // every judged error, for histograms
   std::vector<double> failedErrorsUlps;  // the errors of the failing cases among them
-  std::vector<CaseResult> caseResults;   // fwd, bwd, errors: every judged case, by index
+  std::vector<CaseRecord> caseRecords;   // fwd, bwd, errors: every judged case, by index
   std::vector<CaseExample> examples;  // failures (worst first), a few at most
   CaseExample worst;  // vectors: the test with the largest error, failing or not ("" group: none)
+  // The entry points this pass needs that the kernel table does not provide: not empty means
+  // the pass is NOT PROVIDED (no case ran).
+  std::vector<std::string> missingEntries;
+  // Failures where the kernels faulted: returned nonzero, threw, wrote outside their outputs,
+  // crashed or hung. The first in case order, e.g. "layer_norm_fwd returned 3 on [4, 7] (case
+  // 12)".
+  std::uint64_t faults = 0;
+  std::string firstFault;
 };
 
 // The generated cases of one op or program: what replaying them and pairing them with a
@@ -73,10 +84,12 @@ struct GroupStats {
   double p99Ulps = 0;
   double budgetUlps = 0;
   std::vector<CaseExample> examples;  // the group's worst failing case (and its shrunk form)
+  std::string note;                   // why cases were skipped, when the run skipped some
 };
 
-// The status of a group or a pass: FAILED if any case failed, SKIPPED if every case was skipped,
-// MISTRUSTED if every case that ran was mistrusted, else PASSED.
+// The status of a group or a pass: NOT PROVIDED if the kernels lack an entry point it needs,
+// FAILED if any case failed, SKIPPED if every case was skipped, MISTRUSTED if every case that ran
+// was mistrusted, else PASSED.
 Status groupStatus(const GroupStats& g);
 Status passStatus(const PassStats& p);
 
@@ -101,10 +114,19 @@ struct RunReport {
 std::string statusLine(const GroupStats& g);
 // `tests:N passed:N failed:N mistrusted:N skipped:N`.
 std::string summaryLine(const RunReport& r);
+// Whether some pass is NOT PROVIDED (a partial kernel table).
+bool partialCoverage(const RunReport& r);
+// `NOT PROVIDED layerNorm bwd missing:layer_norm_fwd,layer_norm_bwd`.
+std::string notProvidedLine(const PassStats& p);
+// `coverage: passes:26 provided:4 not-provided:22 missing:log_softmax_fwd,...`: the passes of
+// the run's ops and whether the kernels provide them; "" when every pass is provided.
+std::string coverageLine(const RunReport& r);
 // What `tapecheck run` prints: a status line per group, under each failing group its worst case
-// (shape, reason, values file, reproducer), then the summary line. Deterministic: no timings.
+// (shape, reason, values file, reproducer), then for a partial kernel table a NOT PROVIDED line
+// per pass it lacks and the coverage line, then the summary line. Deterministic: no timings.
 void printReport(const RunReport& r, std::ostream& out);
-// Every figure as JSON (--json): deterministic for a given seed, no timings.
+// Every figure as JSON (--json): deterministic for a given seed, no timings. Members about
+// coverage and faults appear only when a pass is not provided or a kernel faulted.
 std::string reportJson(const RunReport& r);
 
 }  // namespace tapecheck::conformance
