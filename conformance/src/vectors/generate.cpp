@@ -85,9 +85,9 @@ CaseDef& CaseDef::acceptable() {
 
 std::vector<CorpusFile> corpusFiles() {
   std::vector<CorpusFile> all;
-  for (auto part : {corpusSoftmaxLast, corpusLogSoftmaxLast, corpusTopKMask, corpusLayerNorm,
-                    corpusBatchNorm, corpusCrossEntropy, corpusDistill}) {
-    auto files = part();
+  for (const conformance::OpInfo& op : conformance::opRegistry()) {
+    if (!op.corpus) continue;
+    auto files = op.corpus();
     all.insert(all.end(), files.begin(), files.end());
   }
   return all;
