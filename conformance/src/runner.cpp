@@ -14,6 +14,7 @@
 
 #include "tapecheck/conformance/device_tapes.h"
 #include "tapecheck/conformance/error_stats.h"
+#include "tapecheck/conformance/format.h"
 #include "tapecheck/conformance/generators.h"
 #include "tapecheck/conformance/judge.h"
 #include "tapecheck/conformance/reference_tapes.h"
