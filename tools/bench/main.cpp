@@ -74,7 +74,7 @@ const std::vector<std::uint64_t> kDefaultCols = {32,   128,  512,   1024,  2048,
 const std::vector<std::uint64_t> kDefaultK = {1, 8, 64};
 
 struct Options {
-  std::vector<const OpInfo*> ops;
+  std::vector<const BenchKernel*> ops;
   std::vector<std::uint64_t> cols;
   std::vector<std::uint64_t> ks;
   std::uint64_t elements = std::uint64_t{1} << 28;
@@ -128,12 +128,12 @@ Result<std::vector<std::uint64_t>> parseCountList(const std::string& option,
   return out;
 }
 
-Result<std::vector<const OpInfo*>> parseOps(const std::string& text) {
-  std::vector<bool> chosen(allOps().size(), false);
+Result<std::vector<const BenchKernel*>> parseOps(const std::string& text) {
+  std::vector<bool> chosen(allKernels().size(), false);
   for (const std::string& item : splitList(text)) {
     bool matched = false;
-    for (std::size_t i = 0; i < allOps().size(); ++i) {
-      const OpInfo& info = allOps()[i];
+    for (std::size_t i = 0; i < allKernels().size(); ++i) {
+      const BenchKernel& info = allKernels()[i];
       if (item == "all" || item == info.name || item == info.family) {
         chosen[i] = true;
         matched = true;
@@ -141,9 +141,9 @@ Result<std::vector<const OpInfo*>> parseOps(const std::string& text) {
     }
     if (!matched) return Error{"option --ops: unknown op '" + item + "'"};
   }
-  std::vector<const OpInfo*> out;
-  for (std::size_t i = 0; i < allOps().size(); ++i)
-    if (chosen[i]) out.push_back(&allOps()[i]);
+  std::vector<const BenchKernel*> out;
+  for (std::size_t i = 0; i < allKernels().size(); ++i)
+    if (chosen[i]) out.push_back(&allKernels()[i]);
   if (out.empty()) return Error{"option --ops needs a non-empty list"};
   return out;
 }
@@ -277,7 +277,7 @@ double gbps(std::uint64_t bytes, double ms) { return static_cast<double>(bytes) 
 // ---- report -------------------------------------------------------------------------------
 
 struct Row {
-  const OpInfo* op;
+  const BenchKernel* op;
   Shape shape;
   std::optional<double> ours, aten, copy;  // GB/s
   std::optional<double> mix;               // GB/s of the op's read/write mix (stream_mix.h)
@@ -295,7 +295,7 @@ nlohmann::json orNull(const std::optional<double>& v) {
 }
 
 // "2 read : 1 written", for messages.
-std::string mixName(const OpInfo& op) {
+std::string mixName(const BenchKernel& op) {
   return std::to_string(op.floatsRead) + " read : " + std::to_string(op.floatsWritten) +
          " written";
 }
@@ -490,7 +490,7 @@ int run(const Options& o) {
   std::map<std::pair<unsigned, unsigned>, double> mixGbps;  // by (floats read, floats written)
   std::vector<Row> rows;
   printHeader();
-  for (const OpInfo* op : o.ops) {
+  for (const BenchKernel* op : o.ops) {
     for (std::uint64_t cols : o.cols) {
       const std::vector<std::uint64_t> ks = op->takesK ? o.ks : std::vector<std::uint64_t>{0};
       for (std::uint64_t k : ks) {
@@ -607,7 +607,7 @@ int run(const Options& o) {
     doc["tables"] = {{"ours", tableJson(ours)}, {"aten", tableJson(aten)}};
     nlohmann::json bytesPerElement = nlohmann::json::object();
     nlohmann::json mixes = nlohmann::json::object();
-    for (const OpInfo* op : o.ops) {
+    for (const BenchKernel* op : o.ops) {
       bytesPerElement[op->name] = op->bytesPerElement();
       mixes[op->name] = {{"floats_read", op->floatsRead}, {"floats_written", op->floatsWritten}};
     }
