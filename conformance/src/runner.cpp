@@ -563,14 +563,12 @@ Result<RunReport> runConformance(const RunOptions& options, std::ostream& progre
   if (options.shardCount == 0 || options.shardIndex >= options.shardCount)
     return Error{"shard " + std::to_string(options.shardIndex) + "/" +
                  std::to_string(options.shardCount) + " is not a valid shard"};
-  auto subjects = selectSubjects(options.ops);
-  if (!subjects) return subjects.error();
-  auto under = resolveKernels(options);
-  if (!under) return under.error();
-  const TapeFactory factory = under.value().factory;
+  TAPECHECK_TRY(subjects, selectSubjects(options.ops));
+  TAPECHECK_TRY(under, resolveKernels(options));
+  const TapeFactory factory = under.factory;
   RunOptions resolved = options;
   if (resolved.jobs == 0) resolved.jobs = defaultJobs();
-  Run run(resolved, std::move(under).value(), progress);
+  Run run(resolved, std::move(under), progress);
 
   // Golden vectors first (an unreadable corpus is exit 2 before any case runs); shard 0 only.
   std::optional<vectors::VectorCheckResult> vectorResult;
@@ -584,8 +582,8 @@ Result<RunReport> runConformance(const RunOptions& options, std::ostream& progre
     vectorResult = std::move(checked).value();
   }
 
-  if (vectorResult) run.addVectors(*vectorResult, subjects.value());  // pass "vectors"
-  return run.run(subjects.value());
+  if (vectorResult) run.addVectors(*vectorResult, subjects);  // pass "vectors"
+  return run.run(subjects);
 }
 
 }  // namespace tapecheck::conformance

@@ -1,10 +1,10 @@
 // Reading a case's call: its tensor arguments and attributes, each lookup turning a malformed
-// case into an error value, never an exception. Used by every op's call function.
+// case into an error value, never an exception. Used by every op's call function, with
+// TAPECHECK_TRY (result.h).
 #pragma once
 
 #include <optional>
 #include <string>
-#include <utility>
 
 #include "tapecheck/conformance/test_case.h"
 #include "tapecheck/result.h"
@@ -28,10 +28,5 @@ Result<T> need(const std::optional<T>& v, const char* name) {
   if (!v) return missing("attribute", name);
   return *v;
 }
-
-#define TAPECHECK_TRY(var, expr)        \
-  auto var##_r = (expr);                \
-  if (!var##_r) return var##_r.error(); \
-  auto var = std::move(var##_r).value()
 
 }  // namespace tapecheck::conformance::ops

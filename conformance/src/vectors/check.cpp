@@ -286,13 +286,11 @@ Result<VectorCheckResult> checkVectorFiles(const std::vector<VectorFile>& files,
 
 Result<VectorCheckResult> checkVectorPaths(const std::vector<std::string>& paths,
                                            const VectorCheckOptions& options, std::ostream& log) {
-  auto list = collectVectorFiles(paths);
-  if (!list) return list.error();
+  TAPECHECK_TRY(list, collectVectorFiles(paths));
   std::vector<VectorFile> files;
-  for (const std::string& p : list.value()) {
-    auto f = loadVectorFile(p);
-    if (!f) return f.error();
-    files.push_back(std::move(f).value());
+  for (const std::string& p : list) {
+    TAPECHECK_TRY(f, loadVectorFile(p));
+    files.push_back(std::move(f));
   }
   return checkVectorFiles(files, options, log);
 }
