@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 
 #include "binary32_range.h"
+#include "tapecheck/conformance/format.h"
 #include "tapecheck/conformance/reference_tapes.h"
 #include "tapecheck/conformance/ulp.h"
 #include "values.h"
@@ -26,6 +26,15 @@ const std::vector<double>& floorsAt(const Floors& f, std::size_t i) {
   return i < f.size() ? f[i] : none;
 }
 
+}  // namespace
+
+double budgetShare(double ulps, double budget) {
+  if (!(ulps > 0)) return 0;
+  return budget > 0 ? ulps / budget : kInf;
+}
+
+namespace {
+
 // Status of a pass from its outputs: a failure beats mistrust beats a pass.
 void settle(PassVerdict& pass, double budget, double relL2Budget, bool checkRelL2,
             bool emptyInputs) {
@@ -35,6 +44,9 @@ void settle(PassVerdict& pass, double budget, double relL2Budget, bool checkRelL
   for (const OutputVerdict& o : pass.outputs) {
     pass.maxUlps = std::max(pass.maxUlps, o.maxUlps);
     allZero = allZero && o.allZero;
+    pass.budgetShare = std::max(pass.budgetShare, budgetShare(o.maxUlps, budget));
+    if (checkRelL2 && o.elements >= kRelL2MinElements)
+      pass.budgetShare = std::max(pass.budgetShare, budgetShare(o.relL2Ulps, relL2Budget));
   }
   for (const OutputVerdict& o : pass.outputs) {
     if (o.shapeMismatch) {
@@ -82,22 +94,6 @@ void settle(PassVerdict& pass, double budget, double relL2Budget, bool checkRelL
 }
 
 }  // namespace
-
-std::string formatNumber(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
-
-std::string formatUlps(double ulps) {
-  if (!std::isfinite(ulps)) return "inf";
-  char buf[32];
-  if (ulps < 1e4)
-    std::snprintf(buf, sizeof buf, "%.1fulp", ulps);
-  else
-    std::snprintf(buf, sizeof buf, "%.2eulp", ulps);
-  return buf;
-}
 
 OutputVerdict judgeOutput(const std::string& name, const TensorData& actual,
                           const TensorData& expected, const std::vector<double>& floors) {

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tapecheck/conformance/format.h"
 #include "tapecheck/conformance/judge.h"
 
 namespace tapecheck::conformance {
@@ -165,6 +166,7 @@ std::string reportJson(const RunReport& r) {
                       {"p99Ulps", ulpsJson(p.p99Ulps)},
                       {"meanUlps", ulpsJson(p.meanUlps)},
                       {"budgetUlps", ulpsJson(p.budgetUlps)},
+                      {"maxBudgetShare", ulpsJson(p.maxBudgetShare)},
                       {"histogram", histogram(p.errorsUlps)},
                       {"failures", examples}});
     if (!p.missingEntries.empty()) passes.back()["missingEntries"] = p.missingEntries;
@@ -188,6 +190,7 @@ std::string reportJson(const RunReport& r) {
                       {"maxUlps", ulpsJson(g.maxUlps)},
                       {"p99Ulps", ulpsJson(g.p99Ulps)},
                       {"budgetUlps", ulpsJson(g.budgetUlps)},
+                      {"maxBudgetShare", ulpsJson(g.maxBudgetShare)},
                       {"failures", examples}});
     if (!g.note.empty()) groups.back()["note"] = g.note;
   }

@@ -19,6 +19,7 @@
 #include "tapecheck/conformance/device_tapes.h"
 #include "tapecheck/conformance/isolation.h"
 #include "tapecheck/conformance/error_stats.h"
+#include "tapecheck/conformance/format.h"
 #include "tapecheck/conformance/generators.h"
 #include "tapecheck/conformance/judge.h"
 #include "tapecheck/conformance/pullback_isolation.h"
@@ -217,6 +218,9 @@ CaseVerdict judgeOutcome(const OpInfo& op, const Outcome& actual, Evaluated& e,
   }
   if (!verdict.errorCase && verdict.bwd && !failed(*verdict.bwd)) {
     const DotCheck d = dotProductCheck(op, e.tc, actual, e.reference, tapes.reference, dotSeed);
+    if (d.applicable)
+      verdict.bwd->budgetShare =
+          std::max(verdict.bwd->budgetShare, budgetShare(d.ulps, d.budgetUlps));
     if (d.applicable && !d.passed) {
       PassVerdict& b = *verdict.bwd;
       b.status = Status::Failed;
@@ -535,6 +539,11 @@ class Run {
       if (k != PassKind::Errors) {
         g.errors.push_back(v->maxUlps);
         p.errors.push_back(v->maxUlps);
+        // A mistrusted case proves nothing either way: it does not count towards the margin.
+        if (v->status == Status::Passed || v->status == Status::Failed) {
+          g.stats.maxBudgetShare = std::max(g.stats.maxBudgetShare, v->budgetShare);
+          p.stats.maxBudgetShare = std::max(p.stats.maxBudgetShare, v->budgetShare);
+        }
       }
       if (v->status == Status::Failed) {
         ++g.stats.failures;
@@ -900,17 +909,15 @@ Result<RunReport> runConformance(const RunOptions& options, std::ostream& progre
   if (options.shardCount == 0 || options.shardIndex >= options.shardCount)
     return Error{"shard " + std::to_string(options.shardIndex) + "/" +
                  std::to_string(options.shardCount) + " is not a valid shard"};
-  auto subjects = selectSubjects(options.ops);
-  if (!subjects) return subjects.error();
-  auto under = resolveKernels(options);
-  if (!under) return under.error();
-  const TapeFactory factory = under.value().factory;
-  const std::shared_ptr<device::KernelTable> kernels = under.value().kernels;
+  TAPECHECK_TRY(subjects, selectSubjects(options.ops));
+  TAPECHECK_TRY(under, resolveKernels(options));
+  const TapeFactory factory = under.factory;
+  const std::shared_ptr<device::KernelTable> kernels = under.kernels;
 
   // A partial table must provide the forward pass of at least one selected op.
   std::vector<std::string> missing;
   bool anyProvided = false;
-  for (const OpInfo* op : subjects.value()) {
+  for (const OpInfo* op : subjects) {
     const Coverage c = coverageOf(*op, kernels.get());
     anyProvided = anyProvided || c.fwd();
     for (const std::string& e : c.missingFwd)
@@ -919,14 +926,14 @@ Result<RunReport> runConformance(const RunOptions& options, std::ostream& progre
   if (!anyProvided) {
     std::string list;
     for (const std::string& e : missing) list += (list.empty() ? "" : ", ") + e;
-    return Error{"kernels '" + options.kernels + "' (" + under.value().name + " " +
-                 under.value().version + ") provide none of the selected ops (not provided: " +
+    return Error{"kernels '" + options.kernels + "' (" + under.name + " " +
+                 under.version + ") provide none of the selected ops (not provided: " +
                  list + ")"};
   }
 
   RunOptions resolved = options;
   if (resolved.jobs == 0) resolved.jobs = defaultJobs();
-  Run run(resolved, std::move(under).value(), progress);
+  Run run(resolved, std::move(under), progress);
 
   // Golden vectors first (an unreadable corpus is exit 2 before any case runs); shard 0 only.
   // Each file holds one op's vectors; only those of the selected ops the kernels provide in
@@ -941,7 +948,7 @@ Result<RunReport> runConformance(const RunOptions& options, std::ostream& progre
       auto file = vectors::loadVectorFile(path);
       if (!file) return Error{"golden vectors: " + file.message()};
       const OpInfo* op = findSubject(file.value().op);
-      const auto& selected = subjects.value();
+      const auto& selected = subjects;
       if (!op || std::find(selected.begin(), selected.end(), op) == selected.end()) continue;
       if (std::find(vectorOps.begin(), vectorOps.end(), op->name) == vectorOps.end())
         vectorOps.push_back(op->name);
@@ -956,8 +963,8 @@ Result<RunReport> runConformance(const RunOptions& options, std::ostream& progre
     vectorResult = std::move(checked).value();
   }
 
-  if (vectorResult) run.addVectors(*vectorResult, subjects.value());  // pass "vectors"
-  return run.run(subjects.value(), vectorOps);
+  if (vectorResult) run.addVectors(*vectorResult, subjects);  // pass "vectors"
+  return run.run(subjects, vectorOps);
 }
 
 Result<ExplainedCases> explainCases(const RunOptions& options,

@@ -110,14 +110,12 @@ Result<std::vector<typename Backend::Buffer>> Tape<Backend>::backward(NodeId out
   grads.reserve(nodes_.size());
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     if (i == out) {
-      auto seedCopy = backend_.copy(seed.data);
-      if (!seedCopy) return seedCopy.error();
-      grads.push_back(std::move(seedCopy).value());
+      TAPECHECK_TRY(seedCopy, backend_.copy(seed.data));
+      grads.push_back(std::move(seedCopy));
       continue;
     }
-    auto zeros = backend_.filled(sizeOf(nodes_[i].value.shape), 0.0);
-    if (!zeros) return zeros.error();
-    grads.push_back(std::move(zeros).value());
+    TAPECHECK_TRY(zeros, backend_.filled(sizeOf(nodes_[i].value.shape), 0.0));
+    grads.push_back(std::move(zeros));
   }
 
   // TorchLean's backwardDense visits every node of the tape from the highest id down, not only
@@ -125,21 +123,19 @@ Result<std::vector<typename Backend::Buffer>> Tape<Backend>::backward(NodeId out
   for (std::size_t i = nodes_.size(); i-- > 0;) {
     const Node& n = nodes_[i];
     if (!n.requiresGrad || !n.pullback) continue;
-    auto contributions = n.pullback(backend_, grads[i]);
-    if (!contributions) return contributions.error();
-    if (contributions.value().size() != n.parents.size())
+    TAPECHECK_TRY(contributions, n.pullback(backend_, grads[i]));
+    if (contributions.size() != n.parents.size())
       return Error{"tapecheck: internal error: pullback of " + n.name + " returned " +
-                   std::to_string(contributions.value().size()) + " contributions for " +
+                   std::to_string(contributions.size()) + " contributions for " +
                    std::to_string(n.parents.size()) + " parents"};
     for (std::size_t p = 0; p < n.parents.size(); ++p) {
       const NodeId parent = n.parents[p];
       if (!nodes_[parent].requiresGrad) continue;
-      const Buffer& g = contributions.value()[p];
+      const Buffer& g = contributions[p];
       if (backend_.count(g) != sizeOf(nodes_[parent].value.shape))
         return Error{errors::kContributionShape};
-      auto sum = backend_.add(grads[parent], g);
-      if (!sum) return sum.error();
-      grads[parent] = std::move(sum).value();
+      TAPECHECK_TRY(sum, backend_.add(grads[parent], g));
+      grads[parent] = std::move(sum);
     }
   }
   return grads;

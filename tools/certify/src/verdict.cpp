@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <optional>
 
+#include "tapecheck/conformance/format.h"
+
 namespace tapecheck::certify {
+
+using conformance::formatFigure;
 namespace {
 
 std::string count(std::uint64_t n) { return std::to_string(n); }
@@ -18,20 +21,20 @@ void judgePass(const std::string& op, PassRecord& p, const JudgeOptions& options
   const std::string who = passName(op, p.pass);
   if (p.failures > 0)
     p.reasons.push_back(who + ": " + count(p.failures) + " of " + count(p.cases) +
-                        " cases failed (max error " + formatUlps(p.maxUlps) + " ulps, budget " +
-                        formatUlps(p.budgetUlps) + " ulps)" +
+                        " cases failed (max error " + formatFigure(p.maxUlps) + " ulps, budget " +
+                        formatFigure(p.budgetUlps) + " ulps)" +
                         (p.faults > 0 ? "; the kernels faulted on " + count(p.faults) +
                                             (p.faults == 1 ? " case: " : " cases, the first: ") +
                                             p.firstFault
                                       : std::string()));
   else if (p.budgetUlps > 0 && !(p.maxUlps <= p.budgetUlps))  // (the line above says it too)
-    p.reasons.push_back(who + ": max error " + formatUlps(p.maxUlps) +
-                        " ulps exceeds the budget of " + formatUlps(p.budgetUlps) + " ulps");
+    p.reasons.push_back(who + ": max error " + formatFigure(p.maxUlps) +
+                        " ulps exceeds the budget of " + formatFigure(p.budgetUlps) + " ulps");
   if (p.cases > 0 &&
       static_cast<double>(p.mistrusted) > options.maxMistrustedFraction * double(p.cases))
     p.reasons.push_back(who + ": " + count(p.mistrusted) + " of " + count(p.cases) +
                         " cases mistrusted (more than " +
-                        formatUlps(100 * options.maxMistrustedFraction) +
+                        formatFigure(100 * options.maxMistrustedFraction) +
                         "% of the cases are no evidence)");
   // A pass without cases was not run (a shard without its share of them, or a pass the op
   // does not have): there is nothing to judge; the op-level rule catches an op never run.
@@ -108,13 +111,13 @@ void comparePaired(const Certificate& cert, const OpRecord& op, const PassRecord
       g.reproducer = reproduceCommand(cert.identity, op.op, a.worst);
       p.reasons.push_back(
           passName(op.op, p.pass) + " " + g.shapeClass + ": max error grew from " +
-          formatUlps(g.baselineMaxUlps) + " ulps in the baseline (" +
+          formatFigure(g.baselineMaxUlps) + " ulps in the baseline (" +
           baseline.identity.kernelsName + " " + baseline.identity.kernelsVersion + ") to " +
-          formatUlps(g.maxUlps) + " ulps on the same " + count(g.cases) +
-          (g.cases == 1 ? " case" : " cases") + ", more than " + formatUlps(options.growthFactor) +
-          "x and by more than " + formatUlps(options.growthSlackUlps) + " ulp; worst: case " +
+          formatFigure(g.maxUlps) + " ulps on the same " + count(g.cases) +
+          (g.cases == 1 ? " case" : " cases") + ", more than " + formatFigure(options.growthFactor) +
+          "x and by more than " + formatFigure(options.growthSlackUlps) + " ulp; worst: case " +
           count(g.worstCase) + (g.shape.empty() ? "" : " " + g.shape) + " at " +
-          formatUlps(g.maxUlps) + " ulps (" + formatUlps(g.worstCaseBaselineUlps) +
+          formatFigure(g.maxUlps) + " ulps (" + formatFigure(g.worstCaseBaselineUlps) +
           " in the baseline); reproduce: " + g.reproducer);
       c.grown.push_back(std::move(g));
     }
@@ -197,18 +200,18 @@ void compareWithBaseline(Certificate& cert, const Certificate& baseline,
         std::string worst;
         if (std::optional<ClassGrowth> g = worstOfPass(cert, op, *p, bp, options)) {
           worst = "; worst: case " + count(g->worstCase) + (g->shape.empty() ? "" : " " + g->shape) +
-                  " at " + formatUlps(g->maxUlps) + " ulps; reproduce: " + g->reproducer;
+                  " at " + formatFigure(g->maxUlps) + " ulps; reproduce: " + g->reproducer;
           c.grown.push_back(std::move(*g));
         } else if (p->worst) {
           worst = "; worst: " + p->worst->shape + " of " + p->worst->valuesFile + " at " +
-                  formatUlps(p->worst->errorUlps) + " ulps; reproduce: " + p->worst->reproducer;
+                  formatFigure(p->worst->errorUlps) + " ulps; reproduce: " + p->worst->reproducer;
         }
-        p->reasons.push_back(who + ": max error grew from " + formatUlps(bp.maxUlps) +
+        p->reasons.push_back(who + ": max error grew from " + formatFigure(bp.maxUlps) +
                              " ulps in the baseline (" + baseline.identity.kernelsName + " " +
                              baseline.identity.kernelsVersion + ") to " +
-                             formatUlps(p->maxUlps) + " ulps, more than " +
-                             formatUlps(options.growthFactor) + "x and by more than " +
-                             formatUlps(options.growthSlackUlps) + " ulp" +
+                             formatFigure(p->maxUlps) + " ulps, more than " +
+                             formatFigure(options.growthFactor) + "x and by more than " +
+                             formatFigure(options.growthSlackUlps) + " ulp" +
                              (paired ? "" : " (summary figures, not the same cases)") + worst);
       } else if (p->failures > bp.failures) {
         c.kind = "new-failures";
@@ -238,14 +241,6 @@ void compareWithBaseline(Certificate& cert, const Certificate& baseline,
 }
 
 }  // namespace
-
-std::string formatUlps(double ulps) {
-  if (std::isnan(ulps)) return "nan";
-  if (std::isinf(ulps)) return ulps > 0 ? "inf" : "-inf";
-  char text[64];
-  std::snprintf(text, sizeof text, "%.4g", ulps);
-  return text;
-}
 
 bool errorGrew(double baselineMaxUlps, double currentMaxUlps, double factor, double slackUlps) {
   if (std::isnan(currentMaxUlps)) return !std::isnan(baselineMaxUlps);

@@ -49,6 +49,10 @@ struct PassVerdict {
   Status status = Status::Passed;
   double maxUlps = 0;           // over the outputs
   double budgetUlps = 0;        // the budget this case was judged against
+  // The largest share of a budget any check of the pass used: an element error over the element
+  // budget, a whole-gradient error over its budget, the dot-product identity's error over its
+  // budget. Below 1 passes; the margin of a kernel to its budgets is 1 - the largest of these.
+  double budgetShare = 0;
   std::string reason;           // why it failed or is mistrusted
   std::vector<OutputVerdict> outputs;
 };
@@ -59,6 +63,9 @@ struct CaseVerdict {
   PassVerdict fwd;
   std::optional<PassVerdict> bwd;  // when the op has a backward and the case an upstream
 };
+
+// ulps / budget; 0 for no error (and for NaN), infinity for an error against a zero budget.
+double budgetShare(double ulps, double budget);
 
 // Judges `actual` against `expected` for case `c` of `op`.
 CaseVerdict judgeCase(const OpInfo& op, const TestCase& c, const Outcome& actual,
@@ -107,12 +114,6 @@ struct DotCheck {
 DotCheck dotProductCheck(const OpInfo& op, const TestCase& c, const Outcome& actual,
                          const Outcome& expected, const TapeFactory& reference64,
                          std::uint64_t seed);
-
-// "12.3ulp", "inf", "0ulp".
-std::string formatUlps(double ulps);
-
-// A value in a verdict's reason: "%.9g" (every binary32 exactly, "nan", "inf").
-std::string formatNumber(double v);
 
 // The floor element i of an output is judged against: its rule's floor, raised to 2^-126.
 inline double elementFloor(const std::vector<double>& floors, std::size_t i) {

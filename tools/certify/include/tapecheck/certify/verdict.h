@@ -76,7 +76,4 @@ std::string reproduceCommand(const Identity& id, const std::string& op, std::uin
 void judge(Certificate& cert, const JudgeOptions& options, const Certificate* baseline = nullptr,
            const std::string& baselineSha256 = "");
 
-// "12", "3.5", "inf": how reasons and the report print ulps.
-std::string formatUlps(double ulps);
-
 }  // namespace tapecheck::certify
