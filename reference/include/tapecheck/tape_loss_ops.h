@@ -10,7 +10,14 @@ template <class Backend>
 Result<NodeId> Tape<Backend>::crossEntropy(const Shape& s, std::uint64_t axis, NodeId logits,
                                            NodeId target, bool mean) {
   if (axis >= s.size()) return Error{errors::kCrossEntropyAxis};
-  if (!isEmptyTensor(s) && !fitsUInt32(s)) return Error{errors::kTooLarge};
+  // outer, n and inner each fit UInt32 before the lookups; the element count (and, for an empty
+  // s, every dimension) is checked by the lookups (docs/spec.md#cross-entropy-validation).
+  AxisFold fold{0, 0, 0};
+  if (!isEmptyTensor(s)) {
+    auto checked = foldAxisChecked(s, static_cast<std::size_t>(axis));
+    if (!checked) return checked.error();
+    fold = checked.value();
+  }
   auto lNode = lookup(logits, s);
   if (!lNode) return lNode.error();
   auto tNode = lookup(target, s);
@@ -22,8 +29,9 @@ Result<NodeId> Tape<Backend>::crossEntropy(const Shape& s, std::uint64_t axis, N
   n.requiresGrad = lNode.value()->requiresGrad || tNode.value()->requiresGrad;
 
   if (isEmptyTensor(s)) {
-    // Loss 0 and empty gradients.
-    auto loss = backend_.filled(1, 0.0);
+    // The zero-seeded total of no terms is +0, so the loss -total is -0.0
+    // (docs/spec.md#cross-entropy); the gradients are empty.
+    auto loss = backend_.filled(1, -0.0);
     if (!loss) return loss.error();
     n.value = Value{Shape{}, std::move(loss).value()};
     n.pullback = [](const Backend& b, const Buffer&) -> Result<std::vector<Buffer>> {
@@ -35,7 +43,6 @@ Result<NodeId> Tape<Backend>::crossEntropy(const Shape& s, std::uint64_t axis, N
     return append(std::move(n));
   }
 
-  const AxisFold fold = foldAxis(s, static_cast<std::size_t>(axis));
   const Buffer& t = tNode.value()->value.data;
   auto fwd = backend_.crossEntropyFwd(fold, mean, lNode.value()->value.data, t);
   if (!fwd) return fwd.error();
@@ -53,7 +60,14 @@ template <class Backend>
 Result<NodeId> Tape<Backend>::distill(const Shape& s, std::uint64_t axis, NodeId student,
                                       NodeId teacher) {
   if (axis >= s.size()) return Error{errors::kDistillAxis};
-  if (!isEmptyTensor(s) && !fitsUInt32(s)) return Error{errors::kTooLarge};
+  // outer, n and inner each fit UInt32 before the lookups; the element count (and, for an empty
+  // s, every dimension) is checked by the lookups (docs/spec.md#cross-entropy-validation).
+  AxisFold fold{0, 0, 0};
+  if (!isEmptyTensor(s)) {
+    auto checked = foldAxisChecked(s, static_cast<std::size_t>(axis));
+    if (!checked) return checked.error();
+    fold = checked.value();
+  }
   auto sNode = lookup(student, s);
   if (!sNode) return sNode.error();
   auto tNode = lookup(teacher, s);
@@ -65,14 +79,13 @@ Result<NodeId> Tape<Backend>::distill(const Shape& s, std::uint64_t axis, NodeId
   n.requiresGrad = sNode.value()->requiresGrad;
 
   if (isEmptyTensor(s)) {
-    auto loss = backend_.filled(1, 0.0);
+    auto loss = backend_.filled(1, -0.0);  // as crossEntropy's: -(+0)
     if (!loss) return loss.error();
     n.value = Value{Shape{}, std::move(loss).value()};
     n.pullback = [](const Backend& b, const Buffer&) { return detail::single(b.filled(0, 0.0)); };
     return append(std::move(n));
   }
 
-  const AxisFold fold = foldAxis(s, static_cast<std::size_t>(axis));
   auto p = backend_.softmaxAxis(fold, tNode.value()->value.data);
   if (!p) return p.error();
   auto fwd = backend_.crossEntropyFwd(fold, /*mean=*/true, sNode.value()->value.data, p.value());

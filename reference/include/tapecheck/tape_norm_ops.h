@@ -27,9 +27,11 @@ template <class Backend>
 Result<NodeId> Tape<Backend>::layerNorm(std::uint64_t seqLen, std::uint64_t embedDim, NodeId x,
                                         NodeId gamma, NodeId beta, double epsilon) {
   if (seqLen == 0 || embedDim == 0) return Error{errors::kLayerNormDims};
+  // seqLen and embedDim each fit UInt32 before the lookups; their product is checked at x's
+  // lookup (docs/spec.md#layer-norm-validation).
+  if (seqLen > kUInt32Max || embedDim > kUInt32Max) return Error{errors::kTooLarge};
   const Shape xs{seqLen, embedDim};
-  auto fold = foldRows(xs);
-  if (!fold) return fold.error();
+  const RowFold fold{static_cast<std::uint32_t>(seqLen), static_cast<std::uint32_t>(embedDim)};
   auto xNode = lookup(x, xs);
   if (!xNode) return xNode.error();
   auto gNode = lookup(gamma, Shape{embedDim});
@@ -37,7 +39,7 @@ Result<NodeId> Tape<Backend>::layerNorm(std::uint64_t seqLen, std::uint64_t embe
   auto bNode = lookup(beta, Shape{embedDim});
   if (!bNode) return bNode.error();
 
-  auto fwd = backend_.layerNormFwd(fold.value(), epsilon, xNode.value()->value.data,
+  auto fwd = backend_.layerNormFwd(fold, epsilon, xNode.value()->value.data,
                                    gNode.value()->value.data, bNode.value()->value.data);
   if (!fwd) return fwd.error();
   Node n;
@@ -46,7 +48,7 @@ Result<NodeId> Tape<Backend>::layerNorm(std::uint64_t seqLen, std::uint64_t embe
   n.requiresGrad = xNode.value()->requiresGrad || gNode.value()->requiresGrad ||
                    bNode.value()->requiresGrad;
   n.value = Value{xs, fwd.value().y};
-  n.pullback = detail::normPullback<Backend>(fold.value(), std::move(fwd).value(),
+  n.pullback = detail::normPullback<Backend>(fold, std::move(fwd).value(),
                                              gNode.value()->value.data, /*perRowGamma=*/false);
   return append(std::move(n));
 }
@@ -57,10 +59,12 @@ Result<NodeId> Tape<Backend>::batchNorm(std::uint64_t channels, const Shape& spa
   Shape xs{channels};
   xs.insert(xs.end(), spatial.begin(), spatial.end());
   if (!wellFormed(xs)) return Error{errors::kBatchNormShape};
-  if (!fitsUInt32(xs)) return Error{errors::kTooLarge};
   // The spatial shape is a view of S = size(spatial) values per channel (S = 1 for []).
-  const RowFold fold{static_cast<std::uint32_t>(channels),
-                     static_cast<std::uint32_t>(sizeOf(spatial))};
+  // channels and S each fit UInt32 before the lookups; every dimension and the element count
+  // are checked at x's lookup (docs/spec.md#batch-norm-validation).
+  const Dim S = sizeOf(spatial);
+  if (channels > kUInt32Max || S > kUInt32Max) return Error{errors::kTooLarge};
+  const RowFold fold{static_cast<std::uint32_t>(channels), static_cast<std::uint32_t>(S)};
   auto xNode = lookup(x, xs);
   if (!xNode) return xNode.error();
   auto gNode = lookup(gamma, Shape{channels});

@@ -24,7 +24,8 @@ Result<NodeId> Tape<Backend>::rowOpLast(const char* name, const Shape& s, NodeId
   n.parents = {x};
 
   if (!isScalar(s) && isEmptyTensor(s)) {
-    // Empty: the value is a copy of x and the pullback copies the upstream gradient.
+    // Empty: the value is a copy of x and the pullback copies the upstream gradient. The lookup
+    // still validates x: an empty shape with a dimension of 2^32 or more is too large.
     auto xNode = lookup(x, s);
     if (!xNode) return xNode.error();
     auto y = backend_.copy(xNode.value()->value.data);
@@ -47,7 +48,8 @@ Result<NodeId> Tape<Backend>::rowOpLast(const char* name, const Shape& s, NodeId
     return append(std::move(n));
   }
 
-  // The UInt32 size check comes before the lookup of x.
+  // rows and cols are each checked against UInt32 before the lookup of x; the element count
+  // is checked by the lookup (docs/spec.md#row-op-last).
   auto fold = foldRows(s);
   if (!fold) return fold.error();
   auto xNode = lookup(x, s);
