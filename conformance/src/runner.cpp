@@ -20,11 +20,8 @@
 #include "tapecheck/conformance/values_file.h"
 #include "tapecheck/vectors/check.h"
 #include "in_order_pool.h"
+#include "progress_meter.h"
 #include "values.h"
-
-#ifndef TAPECHECK_SOURCE_DIR
-#define TAPECHECK_SOURCE_DIR ""
-#endif
 
 namespace tapecheck::conformance {
 namespace {
@@ -199,7 +196,6 @@ class Run {
   }
 
   RunReport run(const std::vector<const OpInfo*>& subjects) {
-    start_ = lastProgress_ = Clock::now();
     runSubjects(subjects);
     return report(subjects);
   }
@@ -308,16 +304,6 @@ class Run {
     }
   }
 
-  void tick(const OpInfo& op, std::uint64_t done, std::uint64_t total) {
-    const auto now = Clock::now();
-    if (std::chrono::duration<double>(now - lastProgress_).count() < o_.progressSeconds) return;
-    lastProgress_ = now;
-    progress_ << "tapecheck run: " << op.name << " " << done << "/" << total << " cases, "
-              << static_cast<long>(std::chrono::duration<double>(now - start_).count())
-              << " s\n"
-              << std::flush;
-  }
-
   std::string reproducer(const OpInfo& op, std::uint64_t index) const {
     return o_.command + " run --device " + device::deviceName(o_.device) + " --kernels " +
            shellQuote(o_.kernels) + " --ops " + shellQuote(op.name) + " --seed " +
@@ -340,7 +326,7 @@ class Run {
         (std::filesystem::path(valuesDir_) / (fileSafe(stem) + ".json")).string();
     const tapecheck::Status written = writeTextFile(path, caseVectorJson(e.tc, expected, info));
     if (!written) {
-      progress_ << "tapecheck run: " << written.message() << "\n";
+      progress_ << o_.progressLabel << ": " << written.message() << "\n";
       return "";
     }
     return path;
@@ -417,17 +403,26 @@ class Run {
     struct Planned {
       std::size_t order;
       std::uint64_t index;
-      std::size_t ofSubject;  // cases of this subject, for the progress line
       CaseParams params;
     };
-    std::vector<Planned> plan;
-    for (std::size_t s = 0; s < subjects.size(); ++s) {
-      const OpInfo& op = *subjects[s];
-      const std::vector<std::uint64_t> indices = caseIndices(op);
-      for (const std::uint64_t i : indices)
-        plan.push_back(Planned{s, i, indices.size(), drawCase(op, config_, o_.seed, i).value()});
+    std::vector<std::vector<std::uint64_t>> indices;
+    std::size_t total = 0;
+    for (const OpInfo* op : subjects) {
+      indices.push_back(caseIndices(*op));
+      total += indices.back().size();
     }
-    std::size_t doneInSubject = 0;
+    ProgressMeter meter(progress_, o_.progressLabel, total, o_.progressSeconds,
+                        o_.progressRewritesLine);
+    meter.start();
+    std::vector<Planned> plan;
+    plan.reserve(total);
+    for (std::size_t s = 0; s < subjects.size(); ++s)
+      for (const std::uint64_t i : indices[s])
+        plan.push_back(Planned{s, i, drawCase(*subjects[s], config_, o_.seed, i).value()});
+    const auto start = Clock::now();
+    const auto elapsed = [&] {
+      return std::chrono::duration<double>(Clock::now() - start).count();
+    };
     evaluateInOrder(
         plan.size(), o_.jobs,
         [&](std::size_t n) {
@@ -440,10 +435,10 @@ class Run {
         [&](std::size_t n, const CaseVerdict& verdict) {
           const Planned& p = plan[n];
           const OpInfo& op = *subjects[p.order];
-          doneInSubject = (n > 0 && plan[n - 1].order == p.order) ? doneInSubject + 1 : 1;
           record(p.order, op, shapeClass(op, p.params), p.index, p.params, verdict);
-          tick(op, doneInSubject, p.ofSubject);
+          meter.update(n + 1, op.name, elapsed());
         });
+    meter.finish(elapsed());
     for (std::size_t s = 0; s < subjects.size(); ++s)
       for (auto& [key, g] : groups_)
         if (std::get<0>(key) == s && g.worst && g.stats.examples.empty()) explain(*subjects[s], g);
@@ -505,19 +500,9 @@ class Run {
   std::string valuesDir_;
   std::map<GroupKey, GroupAcc> groups_;
   std::map<std::pair<std::size_t, int>, PassAcc> passes_;
-  Clock::time_point start_, lastProgress_;
 };
 
 }  // namespace
-
-std::vector<std::string> defaultVectorPaths() {
-  const std::filesystem::path golden = std::filesystem::path(TAPECHECK_SOURCE_DIR) / "vectors" /
-                                       "golden";
-  std::error_code ec;
-  if (std::string(TAPECHECK_SOURCE_DIR).empty() || !std::filesystem::is_directory(golden, ec))
-    return {};
-  return {golden.string()};
-}
 
 unsigned defaultJobs() {
   const unsigned n = std::thread::hardware_concurrency();

@@ -1,7 +1,7 @@
 // layer_norm_bwd's column sums (dgamma[j] = sum_r dy*xhat, dbeta[j] = sum_r dy) of the built-in
 // CUDA kernels, on shapes that reach every plan: the fused row pass of a warp or a block
-// (device/kernels/ln_bwd_fused.cuh), the fused pass across a cluster (ln_bwd_cluster.cuh, whose
-// clusters each keep a partial of many rows), and the separate column kernel of the longest
+// (device/kernels/norm/ln_bwd_fused.cuh), the fused pass across a cluster (ln_bwd_cluster.cuh,
+// whose clusters each keep a partial of many rows), and the separate column kernel of the longest
 // rows; each with 16-byte and element-wise loads. Block rows and clusters add their rows'
 // terms in batches (ln_colsum_batch.cuh), so some shapes give a block or cluster several
 // batches and a partial last one. A row dropped or added twice by a partial or a batch, or a

@@ -1,6 +1,6 @@
 // layer_norm_fwd and batch_norm_fwd of the built-in CUDA kernels on rows built to hurt one-pass
 // statistics. The kernels form a row's mean and variance in one reduction of sums about the
-// row's first entry (device/kernels/norm_math.cuh), which loses precision when that entry is
+// row's first entry (device/kernels/norm/norm_math.cuh), which loses precision when that entry is
 // far from the mean; and the longest rows keep the spec's three reductions instead. So the rows
 // here put an outlier first, or have a large mean and a tiny spread, over widths that reach
 // every plan: a part of a warp, a block, a cluster of blocks and the streaming kernel.

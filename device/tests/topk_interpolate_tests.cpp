@@ -1,7 +1,7 @@
-// topk_mask's interpolating search for the k-th largest key (device/kernels/topk_interpolate.cuh),
-// run on the host, one row at a time, against counts made by brute force. The GPU tests
-// (gpu_topk_tests.cpp) check the kernels that call it; these check the search itself wherever
-// the suite runs, GPU or not.
+// topk_mask's interpolating search for the k-th largest key
+// (device/kernels/topk/topk_interpolate.cuh), run on the host, one row at a time, against counts
+// made by brute force. The GPU tests (gpu_topk_tests.cpp) check the kernels that call it; these
+// check the search itself wherever the suite runs, GPU or not.
 //
 // The keys here follow SPEC.md's order, written from the spec: larger value, larger key; NaN
 // below every number; -0 and +0 equal. An entry is kept iff fewer than k entries beat it, ties
@@ -9,7 +9,7 @@
 // and, of those == lo, all of them when `done`, else the first k - count(key > lo) by index.
 #include <catch2/catch.hpp>
 
-#include "../kernels/topk_interpolate.cuh"
+#include "../kernels/topk/topk_interpolate.cuh"
 
 #include <algorithm>
 #include <cmath>

@@ -338,11 +338,11 @@ nlohmann::json rowJson(const Row& r) {
   j["gbps_copy"] = orNull(r.copy);
   j["ours_over_copy"] = orNull(ratio(r.ours, r.copy));
   j["ours_over_aten"] = orNull(ratio(r.ours, r.aten));
-  // Added to the format after its first results: PyTorch's own operator, same bytes counted.
+  // PyTorch's own operator, the same bytes counted.
   j["aten_native_op"] = r.nativeWhat.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.nativeWhat);
   j["gbps_aten_native"] = orNull(r.native);
   j["ours_over_aten_native"] = orNull(ratio(r.ours, r.native));
-  // Added with kernels 1.26.0's results: the streaming kernel of the op's read/write mix.
+  // The streaming kernel of the op's read/write mix, the same bytes counted.
   j["gbps_stream_mix"] = orNull(r.mix);
   j["ours_over_stream_mix"] = orNull(ratio(r.ours, r.mix));
   return j;

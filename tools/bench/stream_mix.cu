@@ -26,7 +26,7 @@ struct MixPointers {
 // One item (a float, or 4 as a float4) a thread, in a grid that covers all of them: on an H200
 // this form moved a 1 : 1 mix at copy speed, where grid-stride loops over 4 to 16 blocks a
 // multiprocessor read 0.87-0.93 of it (README.md in this folder). Stores are evict-first, as
-// the kernels' are (device/kernels/row_tiles.cuh, store_unit).
+// the kernels' are (device/kernels/common/row_tiles.cuh, store_unit).
 template <unsigned R, unsigned W, class T>
 __global__ void __launch_bounds__(kThreads) streamMixKernel(MixPointers p, std::size_t items) {
   const std::size_t i = static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x;

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,10 @@
 
 #include "args.h"
 #include "commands.h"
+#include "junit_reports.h"
+#include "output_paths.h"
+#include "progress_options.h"
+#include "usage.h"
 #include "tapecheck/certify/build_info.h"
 #include "tapecheck/certify/certificate.h"
 #include "tapecheck/certify/certificate_json.h"
@@ -29,15 +34,49 @@ namespace {
 namespace fs = std::filesystem;
 using namespace tapecheck::certify;
 
-const char* kCertifyUsage =
+const char* kCertifySynopsis =
     "usage: tapecheck certify --kernels aten|cuda|PATH.so [--device cpu|cuda]\n"
     "           [--baseline CERT.json] [--cases N] [--seed S] [--shard I/N] [--jobs N]\n"
-    "           --out DIR\n"
-    "       tapecheck certify merge [--baseline CERT.json] --out DIR SHARD_DIR...\n";
+    "           [--junit FILE] --out DIR\n"
+    "       tapecheck certify merge [--baseline CERT.json] [--junit FILE] --out DIR SHARD_DIR...\n";
+
+const char* kCertifyHelp =
+    "usage: tapecheck certify --kernels aten|cuda|PATH.so --out DIR [options]\n"
+    "       tapecheck certify merge --out DIR [options] SHARD_DIR...\n"
+    "\n"
+    "Runs the golden-vector corpus and the property suite through a kernel table and writes a\n"
+    "certificate (certificate.json, its digest certificate.sha256) and an HTML report\n"
+    "(report.html) to DIR: CERTIFIED or REJECTED, with every reason (docs/certification.md).\n"
+    "The verdict and its reasons go to stdout; progress goes to stderr.\n"
+    "\n"
+    "options:\n"
+    "  --kernels aten|cuda|PATH.so\n"
+    "                        the kernel table to certify (required)\n"
+    "  --out DIR             the folder the certificate goes to, created if missing; checked\n"
+    "                        before anything runs (required)\n"
+    "  --device cpu|cuda     where the kernels run\n"
+    "                        (default: cuda when a GPU is visible, else cpu)\n"
+    "  --baseline CERT.json  a certificate of an earlier version: new failures and error growth\n"
+    "                        against it reject (default: none)\n"
+    "  --cases N             generated cases per op, half as many per program\n"
+    "                        (default: 4000 on cpu, 2000 on cuda)\n"
+    "  --seed S              the generator's seed (default: 0)\n"
+    "  --shard I/N           certify only part I of N (a shard certificate, for `certify\n"
+    "                        merge`); no --baseline (default: 0/1, everything)\n"
+    "  --jobs N              threads evaluating cases; the figures are the same for every N\n"
+    "                        (default: one per CPU)\n"
+    "  --junit FILE          also write JUnit XML to FILE: the verdict, then a test suite per op\n"
+    "                        and a test case per pass, for CI systems (default: none)\n"
+    "  -h, --help            print this help and exit\n"
+    "\n"
+    "certify merge combines the shard certificates in SHARD_DIR... (every shard of one run) into\n"
+    "the certificate of the whole run; it takes --out, --baseline and --junit as above.\n"
+    "\n"
+    "exit status: 0 certified, 1 rejected, 2 usage error, unusable kernels or unreadable input\n"
+    "(message on stderr, nothing written)\n";
 
 int usageError(const std::string& message) {
-  std::cerr << "tapecheck certify: " << message << "\n" << kCertifyUsage;
-  return kExitUsage;
+  return cli::usageError("tapecheck certify", message, kCertifySynopsis);
 }
 
 int cannotCertify(const std::string& message) {
@@ -92,7 +131,8 @@ Result<std::string> kernelsFile(const device::KernelTable& kernels) {
   return Error{"cannot locate the file holding the kernel table '" + kernels.source + "'"};
 }
 
-int finish(Certificate& cert, const Baseline* baseline, const std::string& outDir) {
+int finish(Certificate& cert, const Baseline* baseline, const std::string& outDir,
+           const std::optional<std::string>& junitPath) {
   JudgeOptions options;
   options.expectedOps = registryOps();
   judge(cert, options, baseline ? &baseline->cert : nullptr, baseline ? baseline->sha256 : "");
@@ -101,6 +141,12 @@ int finish(Certificate& cert, const Baseline* baseline, const std::string& outDi
   if (Status written = writeCertificateDir(outDir, text, html); !written)
     return cannotCertify(written.message());
   const Identity& id = cert.identity;
+  if (junitPath) {
+    const std::string name =
+        "tapecheck certify: " + id.kernelsName + " " + id.kernelsVersion + " on " + id.device;
+    if (Status s = writeOutputFile(*junitPath, junitXml(name, certificateJunitSuites(cert))); !s)
+      return cannotCertify(s.message());
+  }
   std::cout << "tapecheck certify: "
             << (cert.verdict == Verdict::Certified ? "CERTIFIED" : "REJECTED") << " "
             << id.kernelsName << " " << id.kernelsVersion;
@@ -116,9 +162,17 @@ int finish(Certificate& cert, const Baseline* baseline, const std::string& outDi
   return cert.verdict == Verdict::Certified ? kExitPassed : kExitFailed;
 }
 
+// The certificate folder and the --junit file are proven writable before anything runs.
+Status probeOutputs(const std::string& outDir, const std::optional<std::string>& junitPath) {
+  if (Status s = probeOutputDir("--out", outDir); !s) return s;
+  if (junitPath) return probeOutputFile("--junit", *junitPath);
+  return okStatus();
+}
+
 int certifyRun(const Words& args) {
   const ArgSpec spec{
-      {"--kernels", "--device", "--baseline", "--cases", "--seed", "--shard", "--out", "--jobs"},
+      {"--kernels", "--device", "--baseline", "--cases", "--seed", "--shard", "--out", "--jobs",
+       "--junit"},
       {}};
   Result<ParsedArgs> parsed = parseArgs(args, spec);
   if (!parsed) return usageError(parsed.message());
@@ -167,7 +221,8 @@ int certifyRun(const Words& args) {
     if (!b) return cannotCertify(b.message());
     baseline = std::move(b).value();
   }
-  if (Status out = checkOutputDir(outDir); !out) return cannotCertify(out.message());
+  const std::optional<std::string> junitPath = a.get("--junit");
+  if (Status out = probeOutputs(outDir, junitPath); !out) return cannotCertify(out.message());
 
   Identity identity;
   identity.harnessVersion = harnessVersion();
@@ -190,11 +245,12 @@ int certifyRun(const Words& args) {
   identity.kernelsFile = file.value();
   identity.kernelsSha256 = fileSha.value();
 
-  Result<conformance::RunReport> report = conformance::runConformance(run, std::cout);
+  showProgressAs("tapecheck certify", run);
+  Result<conformance::RunReport> report = conformance::runConformance(run, std::cerr);
   if (!report) return cannotCertify(report.message());
   Certificate cert = certificateFromReport(report.value(), identity);
   cert.shard = shard;
-  return finish(cert, baseline ? &*baseline : nullptr, outDir);
+  return finish(cert, baseline ? &*baseline : nullptr, outDir, junitPath);
 }
 
 Result<Certificate> readShard(const std::string& path) {
@@ -220,7 +276,7 @@ Result<Certificate> readShard(const std::string& path) {
 }
 
 int certifyMerge(const Words& args) {
-  Result<ParsedArgs> parsed = parseArgs(args, ArgSpec{{"--baseline", "--out"}, {}});
+  Result<ParsedArgs> parsed = parseArgs(args, ArgSpec{{"--baseline", "--out", "--junit"}, {}});
   if (!parsed) return usageError(parsed.message());
   const ParsedArgs& a = parsed.value();
   if (!a.get("--out")) return usageError("--out is required");
@@ -232,7 +288,8 @@ int certifyMerge(const Words& args) {
     if (!b) return cannotCertify(b.message());
     baseline = std::move(b).value();
   }
-  if (Status out = checkOutputDir(outDir); !out) return cannotCertify(out.message());
+  const std::optional<std::string> junitPath = a.get("--junit");
+  if (Status out = probeOutputs(outDir, junitPath); !out) return cannotCertify(out.message());
   std::vector<Certificate> shards;
   for (const std::string& path : a.positional) {
     Result<Certificate> shard = readShard(path);
@@ -241,16 +298,13 @@ int certifyMerge(const Words& args) {
   }
   Result<Certificate> merged = mergeShards(shards);
   if (!merged) return cannotCertify(merged.message());
-  return finish(merged.value(), baseline ? &*baseline : nullptr, outDir);
+  return finish(merged.value(), baseline ? &*baseline : nullptr, outDir, junitPath);
 }
 
 }  // namespace
 
 int certifyCommand(const Words& args) {
-  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
-    std::cout << kCertifyUsage;
-    return kExitPassed;
-  }
+  if (asksForHelp(args)) return printHelp(kCertifyHelp);
   if (!args.empty() && args[0] == "merge") return certifyMerge(Words(args.begin() + 1, args.end()));
   return certifyRun(args);
 }

@@ -52,28 +52,6 @@ Result<std::string> readFileText(const std::string& path) {
   return text.str();
 }
 
-Status checkOutputDir(const std::string& dir) {
-  std::error_code ec;
-  fs::path p = fs::absolute(dir, ec);
-  if (ec) return Error{"output folder " + dir + ": " + ec.message()};
-  if (fs::exists(p, ec)) {
-    if (!fs::is_directory(p, ec)) return Error{"output " + dir + " exists and is not a folder"};
-    if (::access(p.c_str(), W_OK) != 0) return Error{"output folder " + dir + " is not writable"};
-    return okStatus();
-  }
-  for (fs::path up = p.parent_path(); !up.empty(); up = up.parent_path()) {
-    if (fs::exists(up, ec)) {
-      if (!fs::is_directory(up, ec))
-        return Error{"output folder " + dir + ": " + up.string() + " is not a folder"};
-      if (::access(up.c_str(), W_OK) != 0)
-        return Error{"output folder " + dir + " cannot be created in " + up.string()};
-      return okStatus();
-    }
-    if (up == up.root_path()) break;
-  }
-  return Error{"output folder " + dir + " cannot be created"};
-}
-
 namespace {
 
 Status writeFile(const fs::path& path, const std::string& bytes) {

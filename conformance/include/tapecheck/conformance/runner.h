@@ -40,11 +40,10 @@ struct RunOptions {
   bool shrink = true;                          // shrink the worst case of each failing group
   std::uint64_t shrinkEvaluations = 48;        // at most this many evaluations per group
   double progressSeconds = 3;                  // a progress line at most this often
+  bool progressRewritesLine = false;           // progress goes to a terminal: rewrite one line
+  std::string progressLabel = "tapecheck run"; // the command progress lines name
   std::string command = "tapecheck";           // how reproducers name the tool
 };
-
-// The committed golden corpus (vectors/golden under the source tree) when it exists.
-std::vector<std::string> defaultVectorPaths();
 
 // The threads a run uses for jobs = 0: one per hardware thread. Any number gives the same report.
 unsigned defaultJobs();
@@ -61,8 +60,9 @@ std::vector<std::string> selectableNames();
 // program whose ops are all named. An unknown name is an Error (a usage error, exit 2).
 Result<std::vector<const OpInfo*>> selectSubjects(const std::vector<std::string>& names);
 
-// Progress lines go to `progress`; the returned report holds every figure. An Error means the
-// run could not happen (unusable kernels, unreadable vectors, unknown op): exit 2.
+// Progress lines (src/progress_meter.h) and messages about values files go to `progress`; the
+// returned report holds every figure. An Error means the run could not happen (unusable kernels,
+// unreadable vectors, unknown op): exit 2.
 Result<RunReport> runConformance(const RunOptions& options, std::ostream& progress);
 
 }  // namespace tapecheck::conformance

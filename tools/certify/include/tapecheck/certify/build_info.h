@@ -9,6 +9,8 @@ namespace tapecheck::certify {
 
 std::string harnessVersion();
 std::string harnessGitRevision();
-std::string goldenCorpusDir();  // <source tree>/vectors/golden
+// The corpus installed with this executable (<prefix>/share/tapecheck/golden, found relative to
+// the running executable) when there is one, else <source tree>/vectors/golden.
+std::string goldenCorpusDir();
 
 }  // namespace tapecheck::certify

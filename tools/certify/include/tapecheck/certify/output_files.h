@@ -27,10 +27,6 @@ inline constexpr const char* kCertificateFile = "certificate.json";
 inline constexpr const char* kDigestFile = "certificate.sha256";
 inline constexpr const char* kReportFile = "report.html";
 
-// Whether `dir` could be written: it is a folder, or it does not exist and its nearest existing
-// ancestor is a folder. Nothing is created.
-Status checkOutputDir(const std::string& dir);
-
 // Creates `dir` (and parents) if needed, writes the three files under hidden temporary names,
 // then renames them into place: report.html, certificate.json, certificate.sha256 last. On any
 // error the temporary files are removed and the previous contents of `dir` are untouched
