@@ -1,4 +1,4 @@
-// tapecheck vectors check | generate | import-paramio (DESIGN.md section 5).
+// tapecheck vectors check | generate | import (import-paramio: the same) (DESIGN.md section 5).
 #include <iostream>
 #include <optional>
 
@@ -13,7 +13,7 @@
 #include "tapecheck/vectors/check.h"
 #include "tapecheck/vectors/corpus.h"
 #include "tapecheck/vectors/load.h"
-#include "tapecheck/vectors/paramio.h"
+#include "tapecheck/vectors/torchlean_import.h"
 
 namespace tapecheck::cli {
 
@@ -23,7 +23,7 @@ const char* kVectorsSynopsis =
     "usage: tapecheck vectors check [--target reference|device] [--kernels aten|cuda|PATH.so]\n"
     "                               [--device cpu|cuda] [--junit FILE] [--verbose] PATH...\n"
     "       tapecheck vectors generate [--op OP] [--out DIR]\n"
-    "       tapecheck vectors import-paramio FILE.json\n";
+    "       tapecheck vectors import FILE   (import-paramio FILE: the same)\n";
 
 const char* kVectorsHelp =
     "usage: tapecheck vectors <subcommand> [options]\n"
@@ -33,7 +33,8 @@ const char* kVectorsHelp =
     "subcommands:\n"
     "  check PATH...           checks vector files against the reference or the kernels\n"
     "  generate                regenerates the committed vectors from their definitions\n"
-    "  import-paramio FILE     prints a TorchLean parameter file's tensors as vector leaves\n"
+    "  import FILE             prints TorchLean tensors (state file, float32 stream or ParamIO\n"
+    "                          file, told from the content) as vector leaves\n"
     "\n"
     "`tapecheck vectors <subcommand> --help` describes its options and their defaults.\n";
 
@@ -85,13 +86,16 @@ const char* kGenerateHelp =
     "exit status: 0 written, 1 a case the reference contradicts (nothing written), 2 usage error\n"
     "or an --out that cannot be written (message on stderr, nothing written)\n";
 
-const char* kImportSynopsis = "usage: tapecheck vectors import-paramio FILE.json\n";
+const char* kImportSynopsis = "usage: tapecheck vectors import FILE\n";
 
 const char* kImportHelp =
-    "usage: tapecheck vectors import-paramio FILE.json\n"
+    "usage: tapecheck vectors import FILE\n"
+    "       tapecheck vectors import-paramio FILE   (the same command)\n"
     "\n"
-    "Reads a TorchLean ParamIO file (format torchlean_paramlist_bits_v1) and prints its tensors\n"
-    "on stdout as a golden-vector `leaves` array, one leaf per line, to paste into a vector.\n"
+    "Reads TorchLean tensors and prints them on stdout as a golden-vector `leaves` array, one\n"
+    "leaf per line, to paste into a vector. The format is told from the content:\n"
+    "torchlean_state_bits_v1, torchlean_state_float32_bits_v1, the TLSF32B binary stream, or\n"
+    "torchlean_paramlist_bits_v1 (ParamIO).\n"
     "\n"
     "options:\n"
     "  -h, --help            print this help and exit\n"
@@ -197,20 +201,23 @@ int generateCommand(const Words& words) {
   return kExitPassed;
 }
 
-int importParamIOCommand(const Words& words) {
+// TorchLean tensors (a state file, a float32 stream or a ParamIO file, told from the content) as
+// the leaves of a new vector, on stdout. `import-paramio` is the same command under its older
+// name.
+int importCommand(const std::string& name, const Words& words) {
   if (asksForHelp(words)) return printHelp(kImportHelp);
-  const auto usage = [](const std::string& message) {
-    return usageError("tapecheck vectors import-paramio", message, kImportSynopsis);
+  const auto usage = [&name](const std::string& message) {
+    return usageError("tapecheck vectors " + name, message, kImportSynopsis);
   };
   auto args = parseArgs(words, {{}, {}});
   if (!args) return usage(args.message());
-  if (args.value().positional.size() != 1) return usage("import-paramio takes one FILE.json");
+  if (args.value().positional.size() != 1) return usage(name + " takes one FILE");
   const std::string path = args.value().positional[0];
-  auto text = vectors::readTextFile(path);
-  if (!text) return unusable(text.message());
-  auto params = vectors::parseParamIO(text.value(), path);
-  if (!params) return unusable(params.message());
-  auto leaves = vectors::paramsAsLeavesJson(params.value(), path);
+  auto bytes = vectors::readTextFile(path);
+  if (!bytes) return unusable(bytes.message());
+  auto imported = vectors::importTorchLeanTensors(bytes.value(), path);
+  if (!imported) return unusable(imported.message());
+  auto leaves = vectors::leavesJson(imported.value(), path);
   if (!leaves) return unusable(leaves.message());
   std::cout << leaves.value();
   return kExitPassed;
@@ -224,7 +231,7 @@ int vectorsCommand(const Words& args) {
   const Words rest(args.begin() + 1, args.end());
   if (sub == "check") return checkCommand(rest);
   if (sub == "generate") return generateCommand(rest);
-  if (sub == "import-paramio") return importParamIOCommand(rest);
+  if (sub == "import" || sub == "import-paramio") return importCommand(sub, rest);
   if (sub == "--help" || sub == "-h" || sub == "help") return printHelp(kVectorsHelp);
   return vectorsUsage("unknown subcommand '" + sub + "'");
 }

@@ -10,7 +10,7 @@ namespace tapecheck::cli {
 using Words = std::vector<std::string>;
 
 int runCommand(const Words& args);          // tapecheck run
-int vectorsCommand(const Words& args);      // tapecheck vectors check|generate|import-paramio
+int vectorsCommand(const Words& args);      // tapecheck vectors check|generate|import
 int certifyCommand(const Words& args);      // tapecheck certify [merge]
 
 }  // namespace tapecheck::cli

@@ -1,7 +1,8 @@
 // tapecheck_fuzz_replay --TARGET PATH... [--TARGET PATH...]: runs every file under each PATH
-// (a file, or a folder's files, sorted) through fuzz target TARGET (vectors, paramio, tape), the
-// same function libFuzzer calls, compiled into the normal build. A violated property aborts, so
-// ctest reports the input; otherwise it prints one line per target and exits 0.
+// (a file, or a folder's files, sorted) through fuzz target TARGET (vectors, paramio, tape,
+// state-bits, state-float32, tlsf32b), the same function libFuzzer calls, compiled into the
+// normal build. A violated property aborts, so ctest reports the input; otherwise it prints one
+// line per target and exits 0.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -16,14 +17,18 @@
 TAPECHECK_FUZZ_TARGET(vectors);
 TAPECHECK_FUZZ_TARGET(paramio);
 TAPECHECK_FUZZ_TARGET(tape);
+TAPECHECK_FUZZ_TARGET(state_bits);
+TAPECHECK_FUZZ_TARGET(state_float32);
+TAPECHECK_FUZZ_TARGET(tlsf32b);
 
 namespace fs = std::filesystem;
 
 int main(int argc, char** argv) {
   using Target = int (*)(const std::uint8_t*, std::size_t);
-  const std::map<std::string, Target> targets = {{"--vectors", tapecheckFuzz_vectors},
-                                                 {"--paramio", tapecheckFuzz_paramio},
-                                                 {"--tape", tapecheckFuzz_tape}};
+  const std::map<std::string, Target> targets = {
+      {"--vectors", tapecheckFuzz_vectors},       {"--paramio", tapecheckFuzz_paramio},
+      {"--tape", tapecheckFuzz_tape},             {"--state-bits", tapecheckFuzz_state_bits},
+      {"--state-float32", tapecheckFuzz_state_float32}, {"--tlsf32b", tapecheckFuzz_tlsf32b}};
   std::string current;
   std::map<std::string, std::vector<fs::path>> inputs;
   for (int i = 1; i < argc; ++i) {
@@ -33,7 +38,8 @@ int main(int argc, char** argv) {
       continue;
     }
     if (current.empty()) {
-      std::fprintf(stderr, "usage: tapecheck_fuzz_replay --vectors|--paramio|--tape PATH...\n");
+      std::fprintf(stderr, "usage: tapecheck_fuzz_replay --vectors|--paramio|--tape|--state-bits|"
+                           "--state-float32|--tlsf32b PATH...\n");
       return 2;
     }
     std::error_code ec;

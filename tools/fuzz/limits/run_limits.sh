@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # run_limits.sh GROUP TAPECHECK LIMITS_DIR PLUGIN_DIR SCRATCH
 # The bad-input classes of docs/hardening.md through the command line: each case states the
-# exit status and a fixed string of the message the user sees. GROUP: vectors, paramio, cli,
-# plugins, certify (one ctest each, limits.GROUP).
+# exit status and a fixed string of the message the user sees. GROUP: vectors, paramio, import,
+# cli, plugins, certify (one ctest each, limits.GROUP).
 set -u
 group=$1
 tc=$2
@@ -127,6 +127,27 @@ paramio)
   head -c 100000 /dev/zero | tr '\0' '{' >"$scratch/deep.json"
   expect 2 --no-stdout --stderr "deep.json: not valid JSON" -- "$tc" vectors import-paramio "$scratch/deep.json"
   expect 2 --no-stdout --stderr "is a folder" -- "$tc" vectors import-paramio "$scratch"
+  ;;
+
+import)
+  # TorchLean's state files and TLSF32B stream (`vectors import`): counts the bytes cannot hold
+  # are refused before anything is allocated.
+  I=$dir/import
+  expect 2 --no-stdout --stderr "state[0].values: holds 1 values but shape [4294967296,4294967296] needs 18446744073709551615" -- \
+    "$tc" vectors import "$I/state-huge-shape.json"
+  expect 0 --stdout '"shape": [0, 18446744073709551615]' -- "$tc" vectors import "$I/state-float32-empty-huge-dims.json"
+  expect 2 --no-stdout --stderr "tensor 0: truncated at byte 31: a shape of rank 18446744073709551615" -- \
+    "$tc" vectors import "$I/stream-huge-rank.bin"
+  expect 2 --no-stdout --stderr "tensor 0: truncated at byte 47: the payload of 4611686018427387904 binary32 values" -- \
+    "$tc" vectors import "$I/stream-huge-payload.bin"
+  expect 2 --no-stdout --stderr "tensor 0: truncated at byte 23: the rank needs 8 bytes, 0 remain" -- \
+    "$tc" vectors import "$I/stream-huge-count.bin"
+  printf 'TLSF32B' >"$scratch/magic-only.bin"
+  expect 2 --no-stdout --stderr "magic-only.bin: truncated at byte 7: the version needs 8 bytes" -- \
+    "$tc" vectors import "$scratch/magic-only.bin"
+  : >"$scratch/empty.bin"
+  expect 2 --no-stdout --stderr "empty.bin: not valid JSON, nor a TLSF32B stream" -- "$tc" vectors import "$scratch/empty.bin"
+  expect 2 --no-stdout --stderr "is a folder" -- "$tc" vectors import "$scratch"
   ;;
 
 cli)
