@@ -1,5 +1,6 @@
 #include "tapecheck/conformance/run_report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <ostream>
 #include <sstream>
@@ -16,6 +17,7 @@ const char* statusWord(Status s) {
     case Status::Failed: return "FAILED";
     case Status::Mistrusted: return "MISTRUSTED";
     case Status::Skipped: return "SKIPPED";
+    case Status::NotProvided: return "NOT PROVIDED";
   }
   return "?";
 }
@@ -61,6 +63,7 @@ Status groupStatus(const GroupStats& g) {
   return statusOf(g.cases, g.failures, g.mistrusted, g.skipped);
 }
 Status passStatus(const PassStats& p) {
+  if (!p.missingEntries.empty()) return Status::NotProvided;
   return statusOf(p.cases, p.failures, p.mistrusted, p.skipped);
 }
 
@@ -86,15 +89,59 @@ std::string summaryLine(const RunReport& r) {
   return line.str();
 }
 
+namespace {
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string text;
+  for (const std::string& i : items) text += (text.empty() ? "" : ",") + i;
+  return text;
+}
+
+// Every missing entry point of the run, each once, in the order the passes name them.
+std::vector<std::string> missingOfRun(const RunReport& r) {
+  std::vector<std::string> all;
+  for (const PassStats& p : r.passes)
+    for (const std::string& e : p.missingEntries)
+      if (std::find(all.begin(), all.end(), e) == all.end()) all.push_back(e);
+  return all;
+}
+
+}  // namespace
+
+bool partialCoverage(const RunReport& r) {
+  return std::any_of(r.passes.begin(), r.passes.end(),
+                     [](const PassStats& p) { return !p.missingEntries.empty(); });
+}
+
+std::string notProvidedLine(const PassStats& p) {
+  return std::string(statusWord(Status::NotProvided)) + " " + p.op + " " + p.pass +
+         " missing:" + joined(p.missingEntries);
+}
+
+std::string coverageLine(const RunReport& r) {
+  if (!partialCoverage(r)) return "";
+  const auto notProvided = static_cast<std::size_t>(
+      std::count_if(r.passes.begin(), r.passes.end(),
+                    [](const PassStats& p) { return !p.missingEntries.empty(); }));
+  std::ostringstream line;
+  line << "coverage: passes:" << r.passes.size() << " provided:" << r.passes.size() - notProvided
+       << " not-provided:" << notProvided << " missing:" << joined(missingOfRun(r));
+  return line.str();
+}
+
 void printReport(const RunReport& r, std::ostream& out) {
   for (const GroupStats& g : r.groups) {
     out << statusLine(g) << "\n";
+    if (!g.note.empty()) out << "  note: " << g.note << "\n";
     for (const CaseExample& e : g.examples) {
       out << "  case " << e.shape << ": " << e.reason << "\n";
       if (!e.valuesFile.empty()) out << "  values: " << e.valuesFile << "\n";
       if (!e.reproducer.empty()) out << "  reproduce: " << e.reproducer << "\n";
     }
   }
+  for (const PassStats& p : r.passes)
+    if (!p.missingEntries.empty()) out << notProvidedLine(p) << "\n";
+  if (partialCoverage(r)) out << coverageLine(r) << "\n";
   out << summaryLine(r) << "\n";
 }
 
@@ -116,6 +163,11 @@ std::string reportJson(const RunReport& r) {
                       {"budgetUlps", ulpsJson(p.budgetUlps)},
                       {"histogram", histogram(p.errorsUlps)},
                       {"failures", examples}});
+    if (!p.missingEntries.empty()) passes.back()["missingEntries"] = p.missingEntries;
+    if (p.faults > 0) {
+      passes.back()["faults"] = p.faults;
+      passes.back()["firstFault"] = p.firstFault;
+    }
   }
   nlohmann::json groups = nlohmann::json::array();
   for (const GroupStats& g : r.groups) {
@@ -133,6 +185,7 @@ std::string reportJson(const RunReport& r) {
                       {"p99Ulps", ulpsJson(g.p99Ulps)},
                       {"budgetUlps", ulpsJson(g.budgetUlps)},
                       {"failures", examples}});
+    if (!g.note.empty()) groups.back()["note"] = g.note;
   }
   nlohmann::json doc = {
       {"schema", "tapecheck-run-v1"},
@@ -147,6 +200,15 @@ std::string reportJson(const RunReport& r) {
       {"passes", passes},
       {"groups", groups},
   };
+  if (partialCoverage(r)) {
+    const auto notProvided = static_cast<std::uint64_t>(
+        std::count_if(r.passes.begin(), r.passes.end(),
+                      [](const PassStats& p) { return !p.missingEntries.empty(); }));
+    doc["coverage"] = {{"passes", r.passes.size()},
+                       {"provided", r.passes.size() - notProvided},
+                       {"notProvided", notProvided},
+                       {"missingEntries", missingOfRun(r)}};
+  }
   return doc.dump(2) + "\n";
 }
 

@@ -7,18 +7,23 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <thread>
 #include <tuple>
 
 #include "tapecheck/conformance/device_tapes.h"
+#include "tapecheck/conformance/isolation.h"
 #include "tapecheck/conformance/error_stats.h"
 #include "tapecheck/conformance/generators.h"
 #include "tapecheck/conformance/judge.h"
 #include "tapecheck/conformance/reference_tapes.h"
 #include "tapecheck/conformance/values_file.h"
+#include "tapecheck/device/kernel_entries.h"
 #include "tapecheck/vectors/check.h"
+#include "tapecheck/vectors/load.h"
 #include "in_order_pool.h"
 #include "progress_meter.h"
 #include "values.h"
@@ -33,12 +38,16 @@ using Clock = std::chrono::steady_clock;
 struct UnderTest {
   TapeFactory factory;
   std::string name, version, source, device;
+  // The table under test, for its coverage; null for the stand-in, which provides everything.
+  std::shared_ptr<device::KernelTable> kernels;
+  bool isolated = false;  // its kernels run in worker processes
 };
 
 Result<UnderTest> resolveKernels(const RunOptions& o) {
   if (o.kernels == kReferenceBinary32Kernels)
     return UnderTest{[] { return makeReferenceTapeFloat(); }, "reference-binary32", "stand-in",
-                     o.kernels, "host: the reference tape at binary32 (a stand-in, not a kernel)"};
+                     o.kernels, "host: the reference tape at binary32 (a stand-in, not a kernel)",
+                     nullptr, false};
   auto table = device::loadKernelTable(o.kernels, o.device);
   if (!table) return Error{"unusable kernels '" + o.kernels + "': " + table.message()};
   auto kernels = std::make_shared<device::KernelTable>(std::move(table).value());
@@ -48,6 +57,18 @@ Result<UnderTest> resolveKernels(const RunOptions& o) {
   u.version = kernels->table->version;
   u.source = kernels->source;
   u.device = device::describeDevice(o.device);
+  u.kernels = kernels;
+  if (!o.workerCommand.empty() && o.kernels != "aten") {
+    IsolationOptions isolation;
+    isolation.workerCommand = o.workerCommand;
+    isolation.kernels = o.kernels;
+    isolation.device = o.device;
+    isolation.caseTimeoutSeconds = o.caseTimeoutSeconds;
+    auto factory = isolatedDeviceTapes(isolation);
+    if (!factory) return Error{"kernels '" + o.kernels + "': " + factory.message()};
+    u.factory = std::move(factory).value();
+    u.isolated = true;
+  }
   return u;
 }
 
@@ -55,18 +76,51 @@ struct Tapes {
   TapeFactory device;
   TapeFactory reference = [] { return makeReferenceTapeDouble(); };
   TapeFactory oracle = [] { return makeReferenceTapeOracle(); };
+  bool isolated = false;
 };
 
 // A tape that throws (a LibTorch error escaping a kernel table) is an error outcome, not a crash.
-Outcome safeEvaluate(const TapeFactory& factory, const TestCase& c) {
+// `fault`, when given, receives the kernel fault behind an error outcome.
+Outcome safeEvaluate(const TapeFactory& factory, const TestCase& c,
+                     std::optional<device::KernelFault>* fault = nullptr) {
   try {
     auto tape = factory();
-    return evaluate(*tape, c);
+    Outcome o = evaluate(*tape, c);
+    if (fault && o.error) *fault = kernelFaultOf(*tape);
+    return o;
   } catch (const std::exception& e) {
     Outcome o;
     o.error = std::string("tapecheck: exception: ") + e.what();
     return o;
   }
+}
+
+// ---- coverage ---------------------------------------------------------------------------------
+
+// What of an op (or program) the kernels provide: its forward pass needs the forward entry points
+// of every op it uses; its backward pass those and the backward ones.
+struct Coverage {
+  std::vector<std::string> missingFwd, missingAll;
+  bool fwd() const { return missingFwd.empty(); }
+  bool all() const { return missingAll.empty(); }
+};
+
+Coverage coverageOf(const OpInfo& op, const device::KernelTable* kernels) {
+  Coverage c;
+  if (!kernels) return c;
+  std::vector<std::string> fwd, all;
+  for (const std::string& used : op.uses) {
+    const device::OpEntries e = device::entriesOf(used);
+    fwd.insert(fwd.end(), e.fwd.begin(), e.fwd.end());
+  }
+  all = fwd;
+  for (const std::string& used : op.uses) {
+    const device::OpEntries e = device::entriesOf(used);
+    all.insert(all.end(), e.bwd.begin(), e.bwd.end());
+  }
+  c.missingFwd = device::missingEntries(*kernels->table, fwd);
+  c.missingAll = device::missingEntries(*kernels->table, all);
+  return c;
 }
 
 // ---- one case ---------------------------------------------------------------------------------
@@ -79,6 +133,7 @@ const char* passName(PassKind k) {
 struct Evaluated {
   TestCase tc;
   Outcome device, reference;
+  std::optional<device::KernelFault> fault;  // what the kernels did wrong, if they did
   std::optional<Outcome> oracle;
   CaseVerdict verdict;
   bool oracleConsulted = false;
@@ -86,14 +141,57 @@ struct Evaluated {
 
 bool failed(const PassVerdict& v) { return v.status == Status::Failed; }
 
+// The case as the run evaluates it: without its backward pass when the kernels do not provide
+// it. A malformed call keeps its upstream: the tapes refuse it before any kernel runs.
+TestCase caseOf(const OpInfo& op, const CaseParams& p, bool withBackward) {
+  TestCase c = buildCase(op, p);
+  if (!withBackward && p.invalid == Invalid::None) c.upstream.reset();
+  return c;
+}
+
+// A case whose kernels faulted fails in the pass of the entry point that faulted, with the
+// fault as the reason. When that is the backward pass, the forward pass had completed and is
+// judged on its own.
+CaseVerdict faultVerdict(const OpInfo& op, const Evaluated& e, const Tapes& tapes) {
+  const device::KernelFault& f = *e.fault;
+  PassVerdict failedPass;
+  failedPass.status = Status::Failed;
+  failedPass.maxUlps = std::numeric_limits<double>::infinity();
+  failedPass.reason = f.message;
+  failedPass.budgetUlps = budgetUlps(f.backward ? op.budget->bwd : op.budget->fwd,
+                                     reductionLength(op, e.tc, f.backward));
+  CaseVerdict v;
+  if (!f.backward || e.reference.error) {
+    v.fwd = failedPass;
+    return v;
+  }
+  TestCase forward = e.tc;
+  forward.upstream.reset();
+  Outcome device;
+  device.value = e.device.value;
+  Outcome reference = e.reference;
+  reference.grads.clear();
+  try {
+    v = judgeWithOracle(op, forward, device, reference, tapes.oracle).verdict;
+  } catch (const std::exception&) {  // the oracle threw: keep the binary64 verdict
+    v = judgeCase(op, forward, device, reference);
+  }
+  v.bwd = failedPass;
+  return v;
+}
+
 // Device vs binary64 reference; on a failure the oracle decides (a kernel is wrong only if it is
 // farther from the exact answer than its budget); then the dot-product identity.
 Evaluated runCase(const OpInfo& op, const CaseParams& p, const Tapes& tapes,
-                  std::uint64_t dotSeed) {
+                  std::uint64_t dotSeed, bool withBackward) {
   Evaluated e;
-  e.tc = buildCase(op, p);
-  e.device = safeEvaluate(tapes.device, e.tc);
+  e.tc = caseOf(op, p, withBackward);
+  e.device = safeEvaluate(tapes.device, e.tc, &e.fault);
   e.reference = safeEvaluate(tapes.reference, e.tc);
+  if (e.fault) {
+    e.verdict = faultVerdict(op, e, tapes);
+    return e;
+  }
   try {
     ReferencedVerdict r = judgeWithOracle(op, e.tc, e.device, e.reference, tapes.oracle);
     e.verdict = std::move(r.verdict);
@@ -139,6 +237,15 @@ struct Worst {
   double ulps = 0;
   std::string reason;
   CaseParams params;
+  bool spoiledWorker = false;  // the kernels crashed or hung: explained without running them
+};
+
+// What the workers hand back for one case: only the verdict (the tensors of a case can be large,
+// and a failing case is re-run when it is explained) and the fault.
+struct CaseResult {
+  CaseVerdict verdict;
+  std::optional<device::KernelFault> fault;
+  bool evaluated = true;  // false: not run, after the op spoiled kMaxSpoiledWorkersPerOp workers
 };
 
 struct GroupAcc {
@@ -152,6 +259,20 @@ struct PassAcc {
   PassStats stats;
   std::vector<double> errors;
 };
+
+// The passes an op has in a run, and the entry points each lacks (empty: provided).
+struct PassPlan {
+  const char* pass;
+  std::vector<std::string> missing;
+};
+
+std::vector<PassPlan> passPlan(const OpInfo& op, const Coverage& c, bool withVectors) {
+  std::vector<PassPlan> plan{{"fwd", c.missingFwd}};
+  if (op.hasBackward) plan.push_back({"bwd", c.missingAll});
+  if (!op.program) plan.push_back({"errors", c.missingFwd});
+  if (withVectors) plan.push_back({"vectors", c.missingAll});
+  return plan;
+}
 
 double mean(const std::vector<double>& v) {
   double s = 0;
@@ -182,6 +303,7 @@ class Run {
       : o_(o), under_(std::move(u)), progress_(progress),
         config_(GenConfig::forDevice(o.device)) {
     tapes_.device = under_.factory;
+    tapes_.isolated = under_.isolated;
     cases_ = o.casesPerOp ? o.casesPerOp : defaultCasesPerOp(o.device);
     valuesDir_ = o.valuesDir;
     if (valuesDir_.empty()) {
@@ -195,10 +317,21 @@ class Run {
     }
   }
 
-  RunReport run(const std::vector<const OpInfo*>& subjects) {
+  // `vectorOps`: the ops whose golden vectors the run checks.
+  RunReport run(const std::vector<const OpInfo*>& subjects,
+                const std::vector<std::string>& vectorOps) {
+    for (std::size_t s = 0; s < subjects.size(); ++s) {
+      const OpInfo& op = *subjects[s];
+      const bool withVectors =
+          std::find(vectorOps.begin(), vectorOps.end(), op.name) != vectorOps.end();
+      for (PassPlan& p : passPlan(op, coverage(op), withVectors))
+        if (!p.missing.empty()) pass(s, op, p.pass).stats.missingEntries = std::move(p.missing);
+    }
     runSubjects(subjects);
     return report(subjects);
   }
+
+  Coverage coverage(const OpInfo& op) const { return coverageOf(op, under_.kernels.get()); }
 
   void addVectors(const vectors::VectorCheckResult& r, const std::vector<const OpInfo*>& subjects) {
     for (const vectors::VectorOpTotals& t : r.perOp) {
@@ -275,12 +408,17 @@ class Run {
   }
 
   void record(std::size_t order, const OpInfo& op, const std::string& cls, std::uint64_t index,
-              const CaseParams& params, const CaseVerdict& verdict) {
+              const CaseParams& params, const CaseVerdict& verdict,
+              const std::optional<device::KernelFault>& fault) {
     for (PassKind k : {PassKind::Fwd, PassKind::Bwd, PassKind::Errors}) {
       const PassVerdict* v = verdictOf(verdict, k);
       if (!v) continue;
       GroupAcc& g = group(order, op, passName(k), cls, k);
       PassAcc& p = pass(order, op, passName(k));
+      const bool faultHere =
+          fault && k == (fault->backward ? PassKind::Bwd : PassKind::Fwd);
+      if (faultHere && p.stats.faults++ == 0)
+        p.stats.firstFault = fault->message + " (case " + std::to_string(index) + ")";
       ++g.stats.cases;
       ++p.stats.cases;
       g.stats.budgetUlps = std::max(g.stats.budgetUlps, v->budgetUlps);
@@ -293,7 +431,9 @@ class Run {
         ++g.stats.failures;
         ++p.stats.failures;
         const double ulps = k == PassKind::Errors ? std::numeric_limits<double>::infinity() : v->maxUlps;
-        if (!g.worst || ulps > g.worst->ulps) g.worst = Worst{index, ulps, v->reason, params};
+        if (!g.worst || ulps > g.worst->ulps)
+          g.worst = Worst{index, ulps, v->reason, params,
+                          faultHere && spoils(*fault)};
       } else if (v->status == Status::Mistrusted) {
         ++g.stats.mistrusted;
         ++p.stats.mistrusted;
@@ -302,6 +442,25 @@ class Run {
         ++p.stats.skipped;
       }
     }
+  }
+
+  // Whether a fault cost the run its worker (isolation.h): only then does it count toward
+  // kMaxSpoiledWorkersPerOp, and is its case explained without being run again.
+  bool spoils(const device::KernelFault& f) const {
+    return tapes_.isolated && device::spoilsWorker(f.kind);
+  }
+
+  // A case not run because its op spoiled too many workers: a SKIPPED case of its first pass.
+  void recordNotRun(std::size_t order, const OpInfo& op, const CaseParams& params) {
+    const PassKind k = params.invalid == Invalid::None ? PassKind::Fwd : PassKind::Errors;
+    GroupAcc& g = group(order, op, passName(k), shapeClass(op, params), k);
+    PassAcc& p = pass(order, op, passName(k));
+    ++g.stats.cases;
+    ++p.stats.cases;
+    ++g.stats.skipped;
+    ++p.stats.skipped;
+    g.stats.note = "cases not run: the kernels crashed, hung or wrote outside their outputs on " +
+                   std::to_string(kMaxSpoiledWorkersPerOp) + " earlier cases of " + op.name;
   }
 
   std::string reproducer(const OpInfo& op, std::uint64_t index) const {
@@ -338,7 +497,16 @@ class Run {
     const std::string name = op.name + " " + g.stats.pass + " " + g.stats.shapeClass;
     const std::string stem =
         op.name + "-" + g.stats.pass + "-" + g.stats.shapeClass + "-case" + std::to_string(w.index);
-    Evaluated e = runCase(op, w.params, tapes_, dotSeed(op, w.index));
+    // A case that crashed or hung its worker is not run again (that would cost a worker, and a
+    // time limit): its inputs are written with the reference's outcome, and it is not shrunk.
+    const bool withBackward = coverage(op).all();
+    Evaluated e;
+    if (w.spoiledWorker) {
+      e.tc = caseOf(op, w.params, withBackward);
+      e.reference = safeEvaluate(tapes_.reference, e.tc);
+    } else {
+      e = runCase(op, w.params, tapes_, dotSeed(op, w.index), withBackward);
+    }
     CaseExample ex;
     ex.group = name;
     ex.shape = toString(w.params.shape);
@@ -348,7 +516,7 @@ class Run {
     ex.valuesFile = writeValues(op, e, w.params, stem, w.reason);
     g.stats.examples.push_back(ex);
 
-    if (!o_.shrink) return;
+    if (!o_.shrink || w.spoiledWorker) return;
     rc::Shrinkable<CaseParams> current = drawCase(op, config_, o_.seed, w.index);
     std::optional<std::pair<CaseParams, Evaluated>> smallest;
     std::uint64_t spent = 0;
@@ -358,7 +526,7 @@ class Run {
       while (auto next = candidates.next()) {
         if (spent++ >= o_.shrinkEvaluations) break;
         const CaseParams p = next->value();
-        Evaluated c = runCase(op, p, tapes_, dotSeed(op, w.index));
+        Evaluated c = runCase(op, p, tapes_, dotSeed(op, w.index), withBackward);
         if (!failsIn(c, g.kind)) continue;
         current = *next;
         smallest.emplace(p, std::move(c));
@@ -397,18 +565,29 @@ class Run {
   // Every case of every subject in one queue, so the threads never wait at the end of an op for
   // its largest cases. Cases are drawn here, in (subject, index) order (RapidCheck's generation
   // is not shared between threads), evaluated by the workers and recorded in that order again:
-  // the report is the same for every --jobs. Then the worst case of each failing group is
-  // explained (re-run, written out, shrunk).
+  // the report is the same for every --jobs. Ops whose forward pass the kernels do not provide
+  // have no cases. Then the worst case of each failing group is explained (re-run, written out,
+  // shrunk).
+  //
+  // Once kMaxSpoiledWorkersPerOp cases of an op have spoiled a worker, counted in case order,
+  // its later cases are recorded as not run. A thread skips a case early only when that many
+  // cases before it spoiled a worker; should a case it skipped turn out to be needed (a fault
+  // that did not repeat), it is evaluated when recorded. Either way the report depends on the
+  // cases alone.
   void runSubjects(const std::vector<const OpInfo*>& subjects) {
     struct Planned {
       std::size_t order;
       std::uint64_t index;
       CaseParams params;
+      bool withBackward;
     };
     std::vector<std::vector<std::uint64_t>> indices;
+    std::vector<bool> withBackward;
     std::size_t total = 0;
     for (const OpInfo* op : subjects) {
-      indices.push_back(caseIndices(*op));
+      const Coverage c = coverage(*op);
+      indices.push_back(c.fwd() ? caseIndices(*op) : std::vector<std::uint64_t>{});
+      withBackward.push_back(c.all());
       total += indices.back().size();
     }
     ProgressMeter meter(progress_, o_.progressLabel, total, o_.progressSeconds,
@@ -418,24 +597,50 @@ class Run {
     plan.reserve(total);
     for (std::size_t s = 0; s < subjects.size(); ++s)
       for (const std::uint64_t i : indices[s])
-        plan.push_back(Planned{s, i, drawCase(*subjects[s], config_, o_.seed, i).value()});
+        plan.push_back(Planned{s, i, drawCase(*subjects[s], config_, o_.seed, i).value(),
+                               withBackward[s]});
     const auto start = Clock::now();
     const auto elapsed = [&] {
       return std::chrono::duration<double>(Clock::now() - start).count();
     };
+    std::mutex spoiledMutex;
+    std::vector<std::vector<std::size_t>> spoiledAt(subjects.size());  // plan positions
+    auto evaluateCase = [&](std::size_t n) {
+      const Planned& p = plan[n];
+      const OpInfo& op = *subjects[p.order];
+      Evaluated e = runCase(op, p.params, tapes_, dotSeed(op, p.index), p.withBackward);
+      return CaseResult{std::move(e.verdict), std::move(e.fault), true};
+    };
+    std::vector<std::uint64_t> spoiledInOrder(subjects.size(), 0);
     evaluateInOrder(
         plan.size(), o_.jobs,
         [&](std::size_t n) {
-          const Planned& p = plan[n];
-          const OpInfo& op = *subjects[p.order];
-          // Only the verdict is kept: the tensors of a case can be large, and a failing case is
-          // re-run when it is explained.
-          return std::move(runCase(op, p.params, tapes_, dotSeed(op, p.index)).verdict);
+          const std::size_t order = plan[n].order;
+          {
+            std::lock_guard<std::mutex> lock(spoiledMutex);
+            const auto& at = spoiledAt[order];
+            if (static_cast<std::uint64_t>(std::count_if(at.begin(), at.end(), [&](std::size_t m) {
+                  return m < n;
+                })) >= kMaxSpoiledWorkersPerOp)
+              return CaseResult{{}, std::nullopt, false};
+          }
+          CaseResult r = evaluateCase(n);
+          if (r.fault && spoils(*r.fault)) {
+            std::lock_guard<std::mutex> lock(spoiledMutex);
+            spoiledAt[order].push_back(n);
+          }
+          return r;
         },
-        [&](std::size_t n, const CaseVerdict& verdict) {
+        [&](std::size_t n, const CaseResult& evaluated) {
           const Planned& p = plan[n];
           const OpInfo& op = *subjects[p.order];
-          record(p.order, op, shapeClass(op, p.params), p.index, p.params, verdict);
+          if (spoiledInOrder[p.order] >= kMaxSpoiledWorkersPerOp) {
+            recordNotRun(p.order, op, p.params);
+          } else {
+            const CaseResult r = evaluated.evaluated ? evaluated : evaluateCase(n);
+            record(p.order, op, shapeClass(op, p.params), p.index, p.params, r.verdict, r.fault);
+            if (r.fault && spoils(*r.fault)) ++spoiledInOrder[p.order];
+          }
           meter.update(n + 1, op.name, elapsed());
         });
     meter.finish(elapsed());
@@ -554,24 +759,59 @@ Result<RunReport> runConformance(const RunOptions& options, std::ostream& progre
   auto under = resolveKernels(options);
   if (!under) return under.error();
   const TapeFactory factory = under.value().factory;
+  const std::shared_ptr<device::KernelTable> kernels = under.value().kernels;
+
+  // A partial table must provide the forward pass of at least one selected op.
+  std::vector<std::string> missing;
+  bool anyProvided = false;
+  for (const OpInfo* op : subjects.value()) {
+    const Coverage c = coverageOf(*op, kernels.get());
+    anyProvided = anyProvided || c.fwd();
+    for (const std::string& e : c.missingFwd)
+      if (std::find(missing.begin(), missing.end(), e) == missing.end()) missing.push_back(e);
+  }
+  if (!anyProvided) {
+    std::string list;
+    for (const std::string& e : missing) list += (list.empty() ? "" : ", ") + e;
+    return Error{"kernels '" + options.kernels + "' (" + under.value().name + " " +
+                 under.value().version + ") provide none of the selected ops (not provided: " +
+                 list + ")"};
+  }
+
   RunOptions resolved = options;
   if (resolved.jobs == 0) resolved.jobs = defaultJobs();
   Run run(resolved, std::move(under).value(), progress);
 
   // Golden vectors first (an unreadable corpus is exit 2 before any case runs); shard 0 only.
+  // Each file holds one op's vectors; only those of the selected ops the kernels provide in
+  // full are checked (a vector checks both passes).
   std::optional<vectors::VectorCheckResult> vectorResult;
+  std::vector<std::string> vectorOps;
   if (!options.vectorPaths.empty() && options.shardIndex == 0 && !options.onlyCase) {
+    auto listed = vectors::collectVectorFiles(options.vectorPaths);
+    if (!listed) return Error{"golden vectors: " + listed.message()};
+    std::vector<vectors::VectorFile> files;
+    for (const std::string& path : listed.value()) {
+      auto file = vectors::loadVectorFile(path);
+      if (!file) return Error{"golden vectors: " + file.message()};
+      const OpInfo* op = findSubject(file.value().op);
+      const auto& selected = subjects.value();
+      if (!op || std::find(selected.begin(), selected.end(), op) == selected.end()) continue;
+      if (std::find(vectorOps.begin(), vectorOps.end(), op->name) == vectorOps.end())
+        vectorOps.push_back(op->name);
+      if (coverageOf(*op, kernels.get()).all()) files.push_back(std::move(file).value());
+    }
     vectors::VectorCheckOptions vo;
     vo.target = vectors::Target::Device;
     vo.deviceTape = factory;
     std::ostringstream log;
-    auto checked = vectors::checkVectorPaths(options.vectorPaths, vo, log);
+    auto checked = vectors::checkVectorFiles(files, vo, log);
     if (!checked) return Error{"golden vectors: " + checked.message()};
     vectorResult = std::move(checked).value();
   }
 
   if (vectorResult) run.addVectors(*vectorResult, subjects.value());  // pass "vectors"
-  return run.run(subjects.value());
+  return run.run(subjects.value(), vectorOps);
 }
 
 }  // namespace tapecheck::conformance

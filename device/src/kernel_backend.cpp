@@ -14,6 +14,8 @@
 
 #include "aten_kernels.h"
 #include "aten_softmax.h"
+#include "output_guards.h"
+#include "tapecheck/device/kernel_entries.h"
 
 namespace tapecheck::device {
 namespace {
@@ -51,39 +53,84 @@ at::TensorOptions optionsOf(const KernelTable& k) {
   return at::TensorOptions().dtype(at::kFloat).device(deviceOf(k));
 }
 
-// A kernel output, pre-filled with NaN: an element the kernel does not write stays NaN.
-at::Tensor allocate(std::int64_t n, const at::Tensor& like) {
-  return at::full({n}, std::numeric_limits<float>::quiet_NaN(), like.options());
-}
-
 const float* in(const at::Tensor& t) { return t.data_ptr<float>(); }
 float* out(at::Tensor& t) { return t.data_ptr<float>(); }
 
 using Inputs = std::initializer_list<std::reference_wrapper<const at::Tensor>>;
 
-// Checks the inputs, lets `call` allocate the outputs into `result` and call the kernel,
-// synchronizes a CUDA device (so an asynchronous CUDA error is reported here, by the entry
-// that caused it) and maps a nonzero return to an error.
-template <class T, class Call>
-Result<T> launch(const KernelTable& k, const char* entry, Inputs inputs, Call&& call) {
+std::string dims(std::initializer_list<std::uint32_t> sizes) {
+  std::string text = "[";
+  for (std::uint32_t s : sizes) text += (text.size() > 1 ? ", " : "") + std::to_string(s);
+  return text + "]";
+}
+std::string dimsOf(RowFold f) { return dims({f.rows, f.cols}); }
+std::string dimsOf(AxisFold f) { return dims({f.outer, f.n, f.inner}); }
+
+using FaultSlot = std::optional<KernelFault>;
+using Guards = detail::GuardedOutputs;
+
+void recordFault(FaultSlot& slot, FaultKind kind, const char* entry, std::string message) {
+  if (slot) return;  // the first fault ends an evaluation; later ones follow from it
+  slot = KernelFault{entry, std::move(message), isBackwardEntry(entry), kind};
+}
+
+// One kernel call: refuses an entry point the table does not provide, checks the inputs, lets
+// `allocate` create the (guarded) outputs into the result, tells the observer, calls the kernel,
+// synchronizes a CUDA device (so an asynchronous CUDA error is reported here, by the entry that
+// caused it), then checks the return status and the guards. What the kernel did wrong is
+// recorded as the tape's fault as well as returned as an error.
+template <class T, class Entry, class Allocate, class Invoke>
+Result<T> launch(const KernelTable& kernels, FaultSlot& fault, const char* entry, Entry fn,
+                 const std::string& callDims, Inputs inputs, Allocate&& allocate,
+                 Invoke&& invoke) {
   return guarded<T>(entry, [&]() -> Result<T> {
-    const at::DeviceType type = deviceOf(k).type();
+    const std::string named = std::string("tapecheck: ") + entry + ": ";
+    if (fn == nullptr)
+      return Error{named + "not provided by the kernel table " + kernels.table->name + " " +
+                   kernels.table->version};
+    const at::DeviceType type = deviceOf(kernels).type();
     for (const at::Tensor& t : inputs)
       if (!t.defined() || t.scalar_type() != at::kFloat || !t.is_contiguous() ||
           t.device().type() != type)
-        return Error{std::string("tapecheck: ") + entry +
-                     ": internal error: an input is not a contiguous float32 tensor on " +
-                     deviceName(k.device)};
+        return Error{named + "internal error: an input is not a contiguous float32 tensor on " +
+                     deviceName(kernels.device)};
     T result{};
-    const int rc = call(result);
-    if (k.table->memory == 1)
-      at::detail::getCUDAHooks().deviceSynchronize(inputs.begin()->get().device().index());
+    Guards outputs;
+    allocate(result, outputs);
+    if (kernels.observer) kernels.observer(entry, callDims, false);
+    int rc = 0;
+    std::string thrown;
+    try {
+      rc = invoke(result);
+      if (kernels.table->memory == 1)
+        at::detail::getCUDAHooks().deviceSynchronize(inputs.begin()->get().device().index());
+    } catch (const c10::Error& e) {
+      thrown = firstLine(e.what_without_backtrace());
+    } catch (const std::exception& e) {
+      thrown = e.what();
+    } catch (...) {
+      thrown = "unknown exception";
+    }
+    if (kernels.observer) kernels.observer(entry, callDims, true);
+    if (!thrown.empty()) {
+      const FaultKind kind = kernels.table->memory == 1 ? FaultKind::DeviceError : FaultKind::Threw;
+      recordFault(fault, kind, entry, std::string(entry) + " threw on " + callDims + ": " + thrown);
+      return Error{named + thrown};
+    }
     if (rc != 0) {
-      std::string message = std::string("tapecheck: ") + entry + ": kernel " + k.table->name +
-                            " returned " + std::to_string(rc);
-      if (k.table == detail::atenKernels(k.device) && !detail::atenLastError().empty())
+      recordFault(fault, FaultKind::Returned, entry,
+                  std::string(entry) + " returned " + std::to_string(rc) + " on " + callDims);
+      std::string message =
+          named + "kernel " + kernels.table->name + " returned " + std::to_string(rc);
+      if (kernels.table == detail::atenKernels(kernels.device) &&
+          !detail::atenLastError().empty())
         message += " (" + firstLine(detail::atenLastError()) + ")";
       return Error{message};
+    }
+    if (const std::optional<std::string> outside = outputs.violation()) {
+      recordFault(fault, FaultKind::WroteOutside, entry,
+                  std::string(entry) + " " + *outside + " on " + callDims);
+      return Error{named + *outside + " on " + callDims};
     }
     return result;
   });
@@ -91,7 +138,10 @@ Result<T> launch(const KernelTable& k, const char* entry, Inputs inputs, Call&& 
 
 }  // namespace
 
-KernelBackend::KernelBackend(KernelTable kernels) : kernels_(std::move(kernels)) {}
+std::optional<KernelFault> KernelBackend::fault() const { return *fault_; }
+
+KernelBackend::KernelBackend(KernelTable kernels)
+    : kernels_(std::move(kernels)), fault_(std::make_shared<std::optional<KernelFault>>()) {}
 
 Dim KernelBackend::count(const Buffer& b) const {
   return b.defined() ? static_cast<Dim>(b.numel()) : 0;
@@ -144,40 +194,44 @@ std::string KernelBackend::description() const {
 }
 
 Result<at::Tensor> KernelBackend::softmaxFwd(RowFold f, const Buffer& x) const {
-  return launch<Buffer>(kernels_, "softmax_fwd", {x}, [&](Buffer& y) {
-    y = allocate(x.numel(), x);
-    return kernels_.table->softmax_fwd(kDefaultStream, f.rows, f.cols, in(x), out(y));
-  });
+  const auto fn = kernels_.table->softmax_fwd;
+  return launch<Buffer>(
+      kernels_, *fault_, "softmax_fwd", fn, dimsOf(f), {x},
+      [&](Buffer& y, Guards& g) { y = g.add("y", x.numel(), x); },
+      [&](Buffer& y) { return fn(kDefaultStream, f.rows, f.cols, in(x), out(y)); });
 }
 
 Result<at::Tensor> KernelBackend::softmaxBwd(RowFold f, const Buffer& y, const Buffer& dy) const {
-  return launch<Buffer>(kernels_, "softmax_bwd", {y, dy}, [&](Buffer& dx) {
-    dx = allocate(y.numel(), y);
-    return kernels_.table->softmax_bwd(kDefaultStream, f.rows, f.cols, in(y), in(dy), out(dx));
-  });
+  const auto fn = kernels_.table->softmax_bwd;
+  return launch<Buffer>(
+      kernels_, *fault_, "softmax_bwd", fn, dimsOf(f), {y, dy},
+      [&](Buffer& dx, Guards& g) { dx = g.add("dx", y.numel(), y); },
+      [&](Buffer& dx) { return fn(kDefaultStream, f.rows, f.cols, in(y), in(dy), out(dx)); });
 }
 
 Result<at::Tensor> KernelBackend::logSoftmaxFwd(RowFold f, const Buffer& x) const {
-  return launch<Buffer>(kernels_, "log_softmax_fwd", {x}, [&](Buffer& y) {
-    y = allocate(x.numel(), x);
-    return kernels_.table->log_softmax_fwd(kDefaultStream, f.rows, f.cols, in(x), out(y));
-  });
+  const auto fn = kernels_.table->log_softmax_fwd;
+  return launch<Buffer>(
+      kernels_, *fault_, "log_softmax_fwd", fn, dimsOf(f), {x},
+      [&](Buffer& y, Guards& g) { y = g.add("y", x.numel(), x); },
+      [&](Buffer& y) { return fn(kDefaultStream, f.rows, f.cols, in(x), out(y)); });
 }
 
 Result<at::Tensor> KernelBackend::logSoftmaxBwd(RowFold f, const Buffer& y,
                                                 const Buffer& dy) const {
-  return launch<Buffer>(kernels_, "log_softmax_bwd", {y, dy}, [&](Buffer& dx) {
-    dx = allocate(y.numel(), y);
-    return kernels_.table->log_softmax_bwd(kDefaultStream, f.rows, f.cols, in(y), in(dy),
-                                           out(dx));
-  });
+  const auto fn = kernels_.table->log_softmax_bwd;
+  return launch<Buffer>(
+      kernels_, *fault_, "log_softmax_bwd", fn, dimsOf(f), {y, dy},
+      [&](Buffer& dx, Guards& g) { dx = g.add("dx", y.numel(), y); },
+      [&](Buffer& dx) { return fn(kDefaultStream, f.rows, f.cols, in(y), in(dy), out(dx)); });
 }
 
 Result<at::Tensor> KernelBackend::topkMask(RowFold f, std::uint32_t k, const Buffer& x) const {
-  return launch<Buffer>(kernels_, "topk_mask", {x}, [&](Buffer& mask) {
-    mask = allocate(x.numel(), x);
-    return kernels_.table->topk_mask(kDefaultStream, f.rows, f.cols, k, in(x), out(mask));
-  });
+  const auto fn = kernels_.table->topk_mask;
+  return launch<Buffer>(
+      kernels_, *fault_, "topk_mask", fn, dimsOf(f), {x},
+      [&](Buffer& mask, Guards& g) { mask = g.add("mask", x.numel(), x); },
+      [&](Buffer& mask) { return fn(kDefaultStream, f.rows, f.cols, k, in(x), out(mask)); });
 }
 
 Result<NormForward<at::Tensor>> KernelBackend::layerNormFwd(RowFold f, double eps,
@@ -185,85 +239,102 @@ Result<NormForward<at::Tensor>> KernelBackend::layerNormFwd(RowFold f, double ep
                                                             const Buffer& beta) const {
   // SPEC.md section 1: epsilon arrives as binary64 and the device rounds it to binary32.
   const float eps32 = static_cast<float>(eps);
-  return launch<NormForward<Buffer>>(kernels_, "layer_norm_fwd", {x, gamma, beta},
-                                     [&](NormForward<Buffer>& r) {
-    r.y = allocate(x.numel(), x);
-    r.xhat = allocate(x.numel(), x);
-    r.invStd = allocate(f.rows, x);
-    return kernels_.table->layer_norm_fwd(kDefaultStream, f.rows, f.cols, eps32, in(x),
-                                          in(gamma), in(beta), out(r.y), out(r.xhat),
-                                          out(r.invStd));
-  });
+  const auto fn = kernels_.table->layer_norm_fwd;
+  return launch<NormForward<Buffer>>(
+      kernels_, *fault_, "layer_norm_fwd", fn, dimsOf(f), {x, gamma, beta},
+      [&](NormForward<Buffer>& r, Guards& g) {
+        r.y = g.add("y", x.numel(), x);
+        r.xhat = g.add("xhat", x.numel(), x);
+        r.invStd = g.add("inv_std", f.rows, x);
+      },
+      [&](NormForward<Buffer>& r) {
+        return fn(kDefaultStream, f.rows, f.cols, eps32, in(x), in(gamma), in(beta), out(r.y),
+                  out(r.xhat), out(r.invStd));
+      });
 }
 
 Result<NormBackward<at::Tensor>> KernelBackend::layerNormBwd(RowFold f, const Buffer& dy,
                                                              const Buffer& xhat,
                                                              const Buffer& invStd,
                                                              const Buffer& gamma) const {
-  return launch<NormBackward<Buffer>>(kernels_, "layer_norm_bwd", {dy, xhat, invStd, gamma},
-                                      [&](NormBackward<Buffer>& r) {
-    r.dx = allocate(dy.numel(), dy);
-    r.dgamma = allocate(f.cols, dy);
-    r.dbeta = allocate(f.cols, dy);
-    return kernels_.table->layer_norm_bwd(kDefaultStream, f.rows, f.cols, in(dy), in(xhat),
-                                          in(invStd), in(gamma), out(r.dx), out(r.dgamma),
-                                          out(r.dbeta));
-  });
+  const auto fn = kernels_.table->layer_norm_bwd;
+  return launch<NormBackward<Buffer>>(
+      kernels_, *fault_, "layer_norm_bwd", fn, dimsOf(f), {dy, xhat, invStd, gamma},
+      [&](NormBackward<Buffer>& r, Guards& g) {
+        r.dx = g.add("dx", dy.numel(), dy);
+        r.dgamma = g.add("dgamma", f.cols, dy);
+        r.dbeta = g.add("dbeta", f.cols, dy);
+      },
+      [&](NormBackward<Buffer>& r) {
+        return fn(kDefaultStream, f.rows, f.cols, in(dy), in(xhat), in(invStd), in(gamma),
+                  out(r.dx), out(r.dgamma), out(r.dbeta));
+      });
 }
 
 Result<NormForward<at::Tensor>> KernelBackend::batchNormFwd(RowFold f, double eps,
                                                             const Buffer& x, const Buffer& gamma,
                                                             const Buffer& beta) const {
   const float eps32 = static_cast<float>(eps);
-  return launch<NormForward<Buffer>>(kernels_, "batch_norm_fwd", {x, gamma, beta},
-                                     [&](NormForward<Buffer>& r) {
-    r.y = allocate(x.numel(), x);
-    r.xhat = allocate(x.numel(), x);
-    r.invStd = allocate(f.rows, x);
-    return kernels_.table->batch_norm_fwd(kDefaultStream, f.rows, f.cols, eps32, in(x),
-                                          in(gamma), in(beta), out(r.y), out(r.xhat),
-                                          out(r.invStd));
-  });
+  const auto fn = kernels_.table->batch_norm_fwd;
+  return launch<NormForward<Buffer>>(
+      kernels_, *fault_, "batch_norm_fwd", fn, dimsOf(f), {x, gamma, beta},
+      [&](NormForward<Buffer>& r, Guards& g) {
+        r.y = g.add("y", x.numel(), x);
+        r.xhat = g.add("xhat", x.numel(), x);
+        r.invStd = g.add("inv_std", f.rows, x);
+      },
+      [&](NormForward<Buffer>& r) {
+        return fn(kDefaultStream, f.rows, f.cols, eps32, in(x), in(gamma), in(beta), out(r.y),
+                  out(r.xhat), out(r.invStd));
+      });
 }
 
 Result<NormBackward<at::Tensor>> KernelBackend::batchNormBwd(RowFold f, const Buffer& dy,
                                                              const Buffer& xhat,
                                                              const Buffer& invStd,
                                                              const Buffer& gamma) const {
-  return launch<NormBackward<Buffer>>(kernels_, "batch_norm_bwd", {dy, xhat, invStd, gamma},
-                                      [&](NormBackward<Buffer>& r) {
-    r.dx = allocate(dy.numel(), dy);
-    r.dgamma = allocate(f.rows, dy);
-    r.dbeta = allocate(f.rows, dy);
-    return kernels_.table->batch_norm_bwd(kDefaultStream, f.rows, f.cols, in(dy), in(xhat),
-                                          in(invStd), in(gamma), out(r.dx), out(r.dgamma),
-                                          out(r.dbeta));
-  });
+  const auto fn = kernels_.table->batch_norm_bwd;
+  return launch<NormBackward<Buffer>>(
+      kernels_, *fault_, "batch_norm_bwd", fn, dimsOf(f), {dy, xhat, invStd, gamma},
+      [&](NormBackward<Buffer>& r, Guards& g) {
+        r.dx = g.add("dx", dy.numel(), dy);
+        r.dgamma = g.add("dgamma", f.rows, dy);
+        r.dbeta = g.add("dbeta", f.rows, dy);
+      },
+      [&](NormBackward<Buffer>& r) {
+        return fn(kDefaultStream, f.rows, f.cols, in(dy), in(xhat), in(invStd), in(gamma),
+                  out(r.dx), out(r.dgamma), out(r.dbeta));
+      });
 }
 
 Result<CrossEntropyForward<at::Tensor>> KernelBackend::crossEntropyFwd(
     AxisFold f, bool mean, const Buffer& logits, const Buffer& target) const {
-  return launch<CrossEntropyForward<Buffer>>(kernels_, "cross_entropy_fwd", {logits, target},
-                                             [&](CrossEntropyForward<Buffer>& r) {
-    r.loss = allocate(1, logits);
-    r.logp = allocate(logits.numel(), logits);
-    return kernels_.table->cross_entropy_fwd(kDefaultStream, f.outer, f.n, f.inner,
-                                             mean ? 1u : 0u, in(logits), in(target),
-                                             out(r.loss), out(r.logp));
-  });
+  const auto fn = kernels_.table->cross_entropy_fwd;
+  return launch<CrossEntropyForward<Buffer>>(
+      kernels_, *fault_, "cross_entropy_fwd", fn, dimsOf(f), {logits, target},
+      [&](CrossEntropyForward<Buffer>& r, Guards& g) {
+        r.loss = g.add("loss", 1, logits);
+        r.logp = g.add("logp", logits.numel(), logits);
+      },
+      [&](CrossEntropyForward<Buffer>& r) {
+        return fn(kDefaultStream, f.outer, f.n, f.inner, mean ? 1u : 0u, in(logits), in(target),
+                  out(r.loss), out(r.logp));
+      });
 }
 
 Result<CrossEntropyBackward<at::Tensor>> KernelBackend::crossEntropyBwd(
     AxisFold f, bool mean, const Buffer& dloss, const Buffer& logp, const Buffer& target) const {
-  return launch<CrossEntropyBackward<Buffer>>(kernels_, "cross_entropy_bwd",
-                                              {dloss, logp, target},
-                                              [&](CrossEntropyBackward<Buffer>& r) {
-    r.dlogits = allocate(logp.numel(), logp);
-    r.dtarget = allocate(logp.numel(), logp);
-    return kernels_.table->cross_entropy_bwd(kDefaultStream, f.outer, f.n, f.inner,
-                                             mean ? 1u : 0u, in(dloss), in(logp), in(target),
-                                             out(r.dlogits), out(r.dtarget));
-  });
+  const auto fn = kernels_.table->cross_entropy_bwd;
+  return launch<CrossEntropyBackward<Buffer>>(
+      kernels_, *fault_, "cross_entropy_bwd", fn, dimsOf(f), {dloss, logp, target},
+      [&](CrossEntropyBackward<Buffer>& r, Guards& g) {
+        r.dlogits = g.add("dlogits", logp.numel(), logp);
+        r.dtarget = g.add("dtarget", logp.numel(), logp);
+      },
+      [&](CrossEntropyBackward<Buffer>& r) {
+        return fn(kDefaultStream, f.outer, f.n, f.inner, mean ? 1u : 0u, in(dloss), in(logp),
+                  in(target), out(r.dlogits), out(r.dtarget));
+      });
 }
 
 Result<at::Tensor> KernelBackend::softmaxAxis(AxisFold f, const Buffer& x) const {

@@ -17,6 +17,7 @@
 #include <torch/version.h>
 
 #include "aten_kernels.h"
+#include "tapecheck/device/kernel_entries.h"
 
 namespace tapecheck::device {
 namespace {
@@ -39,21 +40,9 @@ Status validate(const tapecheck_kernels_v1* t, const std::string& what, DeviceKi
   if (t->memory != 0 && t->memory != 1)
     return Error{"tapecheck: " + named + " has memory = " + std::to_string(t->memory) +
                  " (expected 0 = host memory or 1 = CUDA device memory)"};
-  const std::pair<const char*, bool> entries[] = {
-      {"softmax_fwd", t->softmax_fwd != nullptr},
-      {"softmax_bwd", t->softmax_bwd != nullptr},
-      {"log_softmax_fwd", t->log_softmax_fwd != nullptr},
-      {"log_softmax_bwd", t->log_softmax_bwd != nullptr},
-      {"topk_mask", t->topk_mask != nullptr},
-      {"layer_norm_fwd", t->layer_norm_fwd != nullptr},
-      {"layer_norm_bwd", t->layer_norm_bwd != nullptr},
-      {"batch_norm_fwd", t->batch_norm_fwd != nullptr},
-      {"batch_norm_bwd", t->batch_norm_bwd != nullptr},
-      {"cross_entropy_fwd", t->cross_entropy_fwd != nullptr},
-      {"cross_entropy_bwd", t->cross_entropy_bwd != nullptr},
-  };
-  for (const auto& [entry, present] : entries)
-    if (!present) return Error{"tapecheck: " + named + " has a null function pointer: " + entry};
+  if (!providesAny(*t))
+    return Error{"tapecheck: " + named +
+                 " provides no kernel entry point (every function pointer is null)"};
   const DeviceKind wants = t->memory == 1 ? DeviceKind::Cuda : DeviceKind::Cpu;
   if (wants != device)
     return Error{"tapecheck: " + named + " works on " +

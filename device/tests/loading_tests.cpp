@@ -88,12 +88,12 @@ TEST_CASE("Plugins that break the ABI contract are rejected with a clear message
     CHECK(t.message() == std::string("tapecheck: kernel plugin '") + plugins::kRejectAbiV2 +
                              "' has abi_version 2; this tapecheck supports kernel ABI version 1");
   }
-  SECTION("a null function pointer") {
-    auto t = loadKernelTable(plugins::kRejectNullFunction, DeviceKind::Cpu);
+  SECTION("no entry point at all") {
+    auto t = loadKernelTable(plugins::kRejectNoEntries, DeviceKind::Cpu);
     REQUIRE_FALSE(t);
-    CHECK(t.message() == std::string("tapecheck: kernel plugin '") + plugins::kRejectNullFunction +
-                             "' (tapecheck-host-reference 1.0.0) has a null function pointer: "
-                             "softmax_bwd");
+    CHECK(t.message() == std::string("tapecheck: kernel plugin '") + plugins::kRejectNoEntries +
+                             "' (tapecheck-host-reference 1.0.0) provides no kernel entry point "
+                             "(every function pointer is null)");
   }
   SECTION("CUDA memory requested on the cpu") {
     auto t = loadKernelTable(plugins::kRejectMemoryCuda, DeviceKind::Cpu);

@@ -12,6 +12,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "isolation_options.h"
 #include "junit_reports.h"
 #include "output_paths.h"
 #include "progress_options.h"
@@ -37,7 +38,7 @@ using namespace tapecheck::certify;
 const char* kCertifySynopsis =
     "usage: tapecheck certify --kernels aten|cuda|PATH.so [--device cpu|cuda]\n"
     "           [--baseline CERT.json] [--cases N] [--seed S] [--shard I/N] [--jobs N]\n"
-    "           [--junit FILE] --out DIR\n"
+    "           [--junit FILE] [--case-timeout SECONDS] [--in-process] --out DIR\n"
     "       tapecheck certify merge [--baseline CERT.json] [--junit FILE] --out DIR SHARD_DIR...\n";
 
 const char* kCertifyHelp =
@@ -67,6 +68,13 @@ const char* kCertifyHelp =
     "                        (default: one per CPU)\n"
     "  --junit FILE          also write JUnit XML to FILE: the verdict, then a test suite per op\n"
     "                        and a test case per pass, for CI systems (default: none)\n"
+    "  --case-timeout SECONDS\n"
+    "                        how long one case may run before it counts as hung; a plugin's\n"
+    "                        kernels run in worker processes, so a crash or a hang fails its\n"
+    "                        case and the run goes on (default: 10 on cpu, 120 on cuda)\n"
+    "  --in-process          run a plugin's kernels in tapecheck's own process (for a debugger);\n"
+    "                        a kernel that crashes or hangs then ends tapecheck\n"
+    "                        (default: worker processes; aten always runs in process)\n"
     "  -h, --help            print this help and exit\n"
     "\n"
     "certify merge combines the shard certificates in SHARD_DIR... (every shard of one run) into\n"
@@ -156,6 +164,8 @@ int finish(Certificate& cert, const Baseline* baseline, const std::string& outDi
               << (cert.reasons.size() == 1 ? " reason" : " reasons");
   std::cout << "\n";
   for (const std::string& r : cert.reasons) std::cout << "  " << r << "\n";
+  if (const std::string coverage = coverageSummary(cert); !coverage.empty())
+    std::cout << coverage << "\n";
   const fs::path dir(outDir);
   std::cout << "wrote " << (dir / kCertificateFile).string() << ", "
             << (dir / kDigestFile).string() << ", " << (dir / kReportFile).string() << "\n";
@@ -172,8 +182,8 @@ Status probeOutputs(const std::string& outDir, const std::optional<std::string>&
 int certifyRun(const Words& args) {
   const ArgSpec spec{
       {"--kernels", "--device", "--baseline", "--cases", "--seed", "--shard", "--out", "--jobs",
-       "--junit"},
-      {}};
+       "--junit", kCaseTimeoutOption},
+      {kInProcessOption}};
   Result<ParsedArgs> parsed = parseArgs(args, spec);
   if (!parsed) return usageError(parsed.message());
   const ParsedArgs& a = parsed.value();
@@ -206,6 +216,8 @@ int certifyRun(const Words& args) {
     if (!n) return usageError(n.message());
     run.jobs = n.value();
   }
+  if (Status isolation = applyIsolationOptions(a, run); !isolation)
+    return usageError(isolation.message());
   std::optional<ShardInfo> shard;
   if (auto text = a.get("--shard")) {
     Result<ShardOption> s = parseShard(*text);

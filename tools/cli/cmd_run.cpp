@@ -8,6 +8,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "isolation_options.h"
 #include "junit_reports.h"
 #include "output_paths.h"
 #include "progress_options.h"
@@ -23,7 +24,7 @@ const char* kRunSynopsis =
     "usage: tapecheck run [--device cpu|cuda] [--kernels aten|cuda|PATH.so] [--ops LIST]\n"
     "           [--cases N] [--seed S] [--json FILE] [--junit FILE]\n"
     "           [--case I] [--vectors PATH,...|none] [--out DIR] [--shard I/N] [--no-shrink]\n"
-    "           [--jobs N]\n";
+    "           [--jobs N] [--case-timeout SECONDS] [--in-process]\n";
 
 const char* kRunHelp =
     "usage: tapecheck run [options]\n"
@@ -31,7 +32,8 @@ const char* kRunHelp =
     "Runs generated property cases of every selected op through the kernels under test, judged\n"
     "against the reference tape, plus the golden vectors. Prints a status line per case group\n"
     "(PASSED, FAILED, MISTRUSTED or SKIPPED), the worst case of each failing group with the\n"
-    "command that reproduces it, and one summary line on stdout; progress goes to stderr.\n"
+    "command that reproduces it, a NOT PROVIDED line per pass a partial kernel table lacks, and\n"
+    "one summary line on stdout; progress goes to stderr.\n"
     "\n"
     "options:\n"
     "  --device cpu|cuda     where the kernels run\n"
@@ -61,6 +63,13 @@ const char* kRunHelp =
     "  --no-shrink           report failing cases without shrinking them (default: shrink)\n"
     "  --jobs N              threads evaluating cases; the report is the same for every N\n"
     "                        (default: one per CPU)\n"
+    "  --case-timeout SECONDS\n"
+    "                        how long one case may run before it counts as hung; a plugin's\n"
+    "                        kernels run in worker processes, so a crash or a hang fails its\n"
+    "                        case and the run goes on (default: 10 on cpu, 120 on cuda)\n"
+    "  --in-process          run a plugin's kernels in tapecheck's own process (for a debugger);\n"
+    "                        a kernel that crashes or hangs then ends tapecheck\n"
+    "                        (default: worker processes; aten always runs in process)\n"
     "  -h, --help            print this help and exit\n"
     "\n"
     "Every output path (--json, --junit, --out) is checked before any case runs.\n"
@@ -99,8 +108,8 @@ int runCommand(const Words& args) {
   if (asksForHelp(args)) return printHelp(kRunHelp);
   auto parsed = parseArgs(args, ArgSpec{{"--device", "--kernels", "--ops", "--cases", "--seed",
                                          "--json", "--junit", "--case", "--vectors", "--out",
-                                         "--shard", "--jobs"},
-                                        {"--no-shrink"}});
+                                         "--shard", "--jobs", kCaseTimeoutOption},
+                                        {"--no-shrink", kInProcessOption}});
   if (!parsed) return usageError(parsed.message());
   const ParsedArgs& a = parsed.value();
   if (!a.positional.empty()) return usageError("unexpected argument '" + a.positional[0] + "'");
@@ -152,6 +161,8 @@ int runCommand(const Words& args) {
     o.vectorPaths = defaultVectorPaths();
   }
   if (auto out = a.get("--out")) o.valuesDir = *out;
+  if (Status isolation = applyIsolationOptions(a, o); !isolation)
+    return usageError(isolation.message());
   o.shrink = !a.has("--no-shrink");
   const std::optional<std::string> jsonPath = a.get("--json");
   const std::optional<std::string> junitPath = a.get("--junit");

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "heap_tuning.h"
 #include "tapecheck/certify/build_info.h"
+#include "tapecheck/conformance/isolation.h"
 
 namespace {
 
@@ -67,6 +68,9 @@ int main(int argc, char** argv) {
     if (command == "run") return runCommand(rest);
     if (command == "vectors") return vectorsCommand(rest);
     if (command == "certify") return certifyCommand(rest);
+    // Not listed in the usage: `run` and `certify` start it to run kernels in a separate process.
+    if (command == tapecheck::conformance::kKernelWorkerCommand)
+      return tapecheck::conformance::serveKernelWorker(rest);
   } catch (const std::exception& e) {
     // Every expected failure is a Result; reaching here is a bug, but still not an abort.
     std::cerr << "tapecheck: internal error: " << e.what() << "\n";

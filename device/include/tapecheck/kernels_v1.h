@@ -8,6 +8,15 @@
  * row-major. `stream` is a cudaStream_t when memory == 1 and is ignored when memory == 0.
  * The tape validates every argument and handles empty and scalar cases itself, so a kernel is
  * only called with rows, cols (channels, spatial, outer, n, inner) all > 0.
+ *
+ * A null function pointer means "not provided": a library under development may fill in only
+ * the entries it implements. The operations that need a missing entry are reported NOT PROVIDED
+ * and are not certified; the rest are. An operation's forward pass needs its *_fwd entries
+ * (topk_mask for topKMask; cross_entropy_fwd for crossEntropy and distill), its backward pass
+ * those and its *_bwd entries. A table whose every entry is null is refused.
+ *
+ * Outputs are written within their extent only: the harness surrounds every output buffer with
+ * guard regions and reports a kernel that writes outside them, as it reports a nonzero return.
  */
 #ifndef TAPECHECK_KERNELS_V1_H
 #define TAPECHECK_KERNELS_V1_H

@@ -6,17 +6,23 @@
 // -DTAPECHECK_MUTANT=<id> (an identifier of `enum Mutant` below, `-` of the gallery name written
 // `_`), one mutation point switches on and introduces one bug; device/plugins/mutants.txt lists
 // the gallery with the operation each mutant breaks. Compiled with -DTAPECHECK_REJECT_<KIND>
-// it is one of the plugins the loader must reject.
+// it is one of the plugins the loader must reject. Compiled with -DTAPECHECK_PARTIAL_SOFTMAX it
+// provides softmax_fwd and softmax_bwd only (a library under development); with
+// -DTAPECHECK_FAULT=<id> (an identifier of `enum Fault`) one entry point misbehaves on one shape
+// the way a kernel under development does: it crashes, writes past its output, returns an error
+// or never returns.
 //
 // Build a plugin of your own the same way (see device/README.md):
 //   c++ -std=c++17 -O2 -shared -fPIC -fvisibility=hidden -I<tapecheck>/device/include
 //       my_kernels.cpp -o libmy-kernels.so
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <thread>
 #include <vector>
 
 #include "tapecheck/kernels_v1.h"
@@ -48,6 +54,31 @@ enum Mutant {
 #endif
 constexpr Mutant kMutant = TAPECHECK_MUTANT;
 constexpr bool mutant(Mutant m) { return kMutant == m; }
+
+// ---- fault points -------------------------------------------------------------------------------
+
+enum Fault {
+  no_fault,
+  segfault,      // softmax_fwd: stores through a null pointer on one shape
+  overrun,       // layer_norm_fwd: writes 3 floats past the end of y on one shape
+  error_return,  // layer_norm_fwd: returns 3 on one shape
+  hang,          // softmax_bwd: never returns on one shape
+  crash_often,   // softmax_fwd: stores through a null pointer on every odd row length above 1
+};
+
+#ifndef TAPECHECK_FAULT
+#define TAPECHECK_FAULT no_fault
+#endif
+constexpr Fault kFault = TAPECHECK_FAULT;
+
+// The row length each fault point misbehaves on: one that the first two dozen cases of its op
+// draw under seed 0 (the seed of the tests, and the default) exactly once, so that a run shows
+// one failing case among passing ones: [3, 30] for softmaxLast, [5, 13] for layerNorm.
+bool faultOn(Fault f, std::uint32_t cols) {
+  if (kFault != f) return false;
+  if (f == crash_often) return cols > 1 && cols % 2 == 1;
+  return cols == ((f == segfault || f == hang) ? 30u : 13u);
+}
 
 #ifndef TAPECHECK_PLUGIN_NAME
 #define TAPECHECK_PLUGIN_NAME "tapecheck-host-reference"
@@ -96,6 +127,11 @@ double logSumExp(Slice x, u32 terms, double m) {
 
 // y_i = exp(x_i - m) / sum_j exp(x_j - m)
 [[maybe_unused]] int softmax_fwd(void*, u32 rows, u32 cols, const float* x, float* y) {
+  if (faultOn(segfault, cols) || faultOn(crash_often, cols)) {
+    // Volatile on both sides, so the compiler keeps the store a real bug would make.
+    volatile float* volatile nowhere = nullptr;
+    *nowhere = 1.0f;
+  }
   return guarded([&] {
     for (u32 r = 0; r < rows; ++r) {
       if (mutant(skip_last_row) && r + 1 == rows) continue;
@@ -119,6 +155,7 @@ double logSumExp(Slice x, u32 terms, double m) {
 // dx_i = y_i * (dy_i - sum_j dy_j * y_j)
 [[maybe_unused]] int softmax_bwd(void*, u32 rows, u32 cols, const float* y, const float* dy,
                                  float* dx) {
+  while (faultOn(hang, cols)) std::this_thread::sleep_for(std::chrono::seconds(1));
   return guarded([&] {
     for (size_t r = 0; r < rows; ++r) {
       const float* ys = y + r * cols;
@@ -241,6 +278,7 @@ double standardize(Norm which, const float* x, u32 n, float eps, float* xhat,
 [[maybe_unused]] int layer_norm_fwd(void*, u32 rows, u32 cols, float eps, const float* x,
                                     const float* gamma, const float* beta, float* y, float* xhat,
                                     float* inv_std) {
+  if (faultOn(error_return, cols)) return 3;
   return guarded([&] {
     std::vector<double> xh;
     for (size_t r = 0; r < rows; ++r) {
@@ -249,6 +287,8 @@ double standardize(Norm which, const float* x, u32 n, float eps, float* xhat,
       for (u32 j = 0; j < cols; ++j)
         y[off + j] = static_cast<float>(xh[j] * gamma[j] + beta[j]);
     }
+    if (faultOn(overrun, cols))
+      for (size_t i = 0; i < 3; ++i) y[size_t{rows} * cols + i] = 0.0f;
   });
 }
 
@@ -389,6 +429,19 @@ void forEachSlice(u32 outer, u32 n, u32 inner, Visit&& visit) {
 
 // ---- the table ----------------------------------------------------------------------------------
 
+// Which entry points the table provides: every one, none (a table the loader must refuse), or the
+// softmax pair alone (a partial table).
+#if defined(TAPECHECK_REJECT_NO_ENTRIES)
+#define TAPECHECK_ENTRY(f) nullptr
+#define TAPECHECK_SOFTMAX_ENTRY(f) nullptr
+#elif defined(TAPECHECK_PARTIAL_SOFTMAX)
+#define TAPECHECK_ENTRY(f) nullptr
+#define TAPECHECK_SOFTMAX_ENTRY(f) f
+#else
+#define TAPECHECK_ENTRY(f) f
+#define TAPECHECK_SOFTMAX_ENTRY(f) f
+#endif
+
 const tapecheck_kernels_v1 kTable = {
 #ifdef TAPECHECK_REJECT_ABI_V2
     2u,
@@ -402,21 +455,17 @@ const tapecheck_kernels_v1 kTable = {
 #else
     0u,
 #endif
-    softmax_fwd,
-#ifdef TAPECHECK_REJECT_NULL_FUNCTION
-    nullptr,
-#else
-    softmax_bwd,
-#endif
-    log_softmax_fwd,
-    log_softmax_bwd,
-    topk_mask,
-    layer_norm_fwd,
-    layer_norm_bwd,
-    batch_norm_fwd,
-    batch_norm_bwd,
-    cross_entropy_fwd,
-    cross_entropy_bwd,
+    TAPECHECK_SOFTMAX_ENTRY(softmax_fwd),
+    TAPECHECK_SOFTMAX_ENTRY(softmax_bwd),
+    TAPECHECK_ENTRY(log_softmax_fwd),
+    TAPECHECK_ENTRY(log_softmax_bwd),
+    TAPECHECK_ENTRY(topk_mask),
+    TAPECHECK_ENTRY(layer_norm_fwd),
+    TAPECHECK_ENTRY(layer_norm_bwd),
+    TAPECHECK_ENTRY(batch_norm_fwd),
+    TAPECHECK_ENTRY(batch_norm_bwd),
+    TAPECHECK_ENTRY(cross_entropy_fwd),
+    TAPECHECK_ENTRY(cross_entropy_bwd),
 };
 
 }  // namespace

@@ -10,7 +10,14 @@
 
 namespace tapecheck::certify {
 
-const char* verdictWord(Verdict v) { return v == Verdict::Certified ? "certified" : "rejected"; }
+const char* verdictWord(Verdict v) {
+  switch (v) {
+    case Verdict::Certified: return "certified";
+    case Verdict::Rejected: return "rejected";
+    case Verdict::NotProvided: return "not provided";
+  }
+  return "rejected";
+}
 
 ErrorSummary summarizeErrors(std::vector<double> errors) {
   ErrorSummary s;
@@ -86,6 +93,9 @@ Certificate certificateFromReport(const conformance::RunReport& report, Identity
     }
     p.errorsUlps.insert(p.errorsUlps.end(), stats.errorsUlps.begin(), stats.errorsUlps.end());
     p.examples.insert(p.examples.end(), stats.examples.begin(), stats.examples.end());
+    if (p.missingEntries.empty()) p.missingEntries = stats.missingEntries;
+    if (p.firstFault.empty()) p.firstFault = stats.firstFault;
+    p.faults += stats.faults;
   }
   finalizePassFigures(cert.ops);
   cert.created = utcTimestamp();
@@ -110,6 +120,25 @@ void finalizePassFigures(std::vector<OpRecord>& ops) {
       if (p.examples.size() > kMaxExamplesPerPass) p.examples.resize(kMaxExamplesPerPass);
     }
   }
+}
+
+std::string coverageSummary(const Certificate& cert) {
+  std::size_t passes = 0, provided = 0;
+  std::string missing;
+  for (const OpRecord& op : cert.ops) {
+    std::string lacking;
+    for (const PassRecord& p : op.passes) {
+      ++passes;
+      if (p.provided())
+        ++provided;
+      else
+        lacking += (lacking.empty() ? "" : ", ") + p.pass;
+    }
+    if (!lacking.empty()) missing += (missing.empty() ? "" : "; ") + op.op + " (" + lacking + ")";
+  }
+  if (missing.empty()) return "";
+  return "coverage: " + std::to_string(provided) + " of " + std::to_string(passes) +
+         " passes provided; not provided: " + missing;
 }
 
 std::string utcTimestamp() {

@@ -26,7 +26,10 @@ std::vector<std::string> reasonsFromJson(const json& j) {
 }
 
 Verdict verdictFromJson(const json& j) {
-  return j.get<std::string>() == "certified" ? Verdict::Certified : Verdict::Rejected;
+  const std::string word = j.get<std::string>();
+  if (word == "certified") return Verdict::Certified;
+  if (word == "not provided") return Verdict::NotProvided;
+  return Verdict::Rejected;
 }
 
 template <class J>
@@ -63,6 +66,12 @@ J passToJson(const PassRecord& p, bool withErrors) {
     for (double e : p.errorsUlps) errors.push_back(ulpsTo<J>(e));
     j["errorsUlps"] = std::move(errors);
   }
+  // Present only for a partial table or misbehaving kernels: other certificates read as before.
+  if (!p.missingEntries.empty()) j["missingEntries"] = reasonsToJson<J>(p.missingEntries);
+  if (p.faults > 0) {
+    j["faults"] = p.faults;
+    j["firstFault"] = p.firstFault;
+  }
   return j;
 }
 
@@ -91,6 +100,9 @@ PassRecord passFromJson(const json& j) {
   }
   if (j.contains("errorsUlps"))
     for (const json& e : j.at("errorsUlps")) p.errorsUlps.push_back(ulpsFromJson(e));
+  if (j.contains("missingEntries")) p.missingEntries = reasonsFromJson(j.at("missingEntries"));
+  if (j.contains("faults")) p.faults = j.at("faults").get<std::uint64_t>();
+  if (j.contains("firstFault")) p.firstFault = j.at("firstFault").get<std::string>();
   return p;
 }
 

@@ -69,11 +69,15 @@ double binPosition(double ulps) {
   return static_cast<double>(bin) + std::log2(ulps / lower);
 }
 
-const char* verdictClass(Verdict v) { return v == Verdict::Certified ? "ok" : "bad"; }
+const char* verdictClass(Verdict v) {
+  return v == Verdict::Certified ? "ok" : v == Verdict::NotProvided ? "na" : "bad";
+}
 
 std::string verdictBadge(Verdict v) {
   return std::string("<span class=\"badge ") + verdictClass(v) + "\">" +
-         (v == Verdict::Certified ? "CERTIFIED" : "REJECTED") + "</span>";
+         (v == Verdict::Certified ? "CERTIFIED" : v == Verdict::NotProvided ? "NOT PROVIDED"
+                                                                            : "REJECTED") +
+         "</span>";
 }
 
 std::string row(std::initializer_list<std::string> cells, const char* tag = "td") {
@@ -109,11 +113,12 @@ h3 { font-size: 15px; margin: 18px 0 6px 0; }
              border-radius: 6px; }
 .badge { font-size: 12px; font-weight: 700; padding: 2px 6px; border-radius: 4px; color: #fff; }
 .badge.ok { background: #1a7f37; } .badge.bad { background: #cf222e; }
+.badge.na { background: #6e7781; }
 table { border-collapse: collapse; margin: 6px 0; font-size: 13px; }
 th, td { border: 1px solid #d0d7de; padding: 3px 8px; text-align: left; vertical-align: top; }
 th { background: #f6f8fa; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
-tr.bad td { background: #ffebe9; }
+tr.bad td { background: #ffebe9; } tr.na td { color: #57606a; }
 code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
             font-size: 12px; }
 pre { background: #f6f8fa; padding: 6px 8px; border-radius: 4px; white-space: pre-wrap;
@@ -261,6 +266,9 @@ std::string renderHtmlReport(const Certificate& cert) {
     h << cert.reasons.size() << (cert.reasons.size() == 1 ? " reason" : " reasons")
       << " to reject";
   h << "</small></div>\n";
+  if (const std::string coverage = coverageSummary(cert); !coverage.empty())
+    h << "<p class=\"shardnote\" id=\"coverage\">A partial kernel table: it is certified for "
+      << "what it provides only. " << htmlEscape(coverage) << ".</p>\n";
   if (cert.shard)
     h << "<p class=\"shardnote\">This is shard " << cert.shard->index << " of "
       << cert.shard->count << ": a part of the work, not a certificate. Combine the shards with "
@@ -356,7 +364,16 @@ std::string renderHtmlReport(const Certificate& cert) {
       << row({"Pass", "Verdict", "Cases", "Failures", "Mistrusted", "Skipped", "Max ulps",
               "p99 ulps", "Mean ulps", "Budget ulps"},
              "th");
-    for (const PassRecord& p : op.passes)
+    for (const PassRecord& p : op.passes) {
+      if (!p.provided()) {
+        std::string missing;
+        for (const std::string& e : p.missingEntries)
+          missing += (missing.empty() ? "" : ", ") + ("<code>" + htmlEscape(e) + "</code>");
+        h << "<tr class=\"na\"><td>" << htmlEscape(p.pass) << "</td><td>"
+          << verdictBadge(p.verdict) << "</td><td colspan=\"8\">not provided by the kernels: "
+          << missing << "</td></tr>\n";
+        continue;
+      }
       h << (p.verdict == Verdict::Rejected ? "<tr class=\"bad\">" : "<tr>") << "<td>"
         << htmlEscape(p.pass) << "</td><td>" << verdictBadge(p.verdict) << "</td><td class=\"n\">"
         << p.cases << "</td><td class=\"n\">" << p.failures << "</td><td class=\"n\">"
@@ -365,10 +382,12 @@ std::string renderHtmlReport(const Certificate& cert) {
         << htmlEscape(formatUlps(p.p99Ulps)) << "</td><td class=\"n\">"
         << htmlEscape(formatUlps(p.meanUlps)) << "</td><td class=\"n\">"
         << htmlEscape(formatUlps(p.budgetUlps)) << "</td></tr>\n";
+    }
     h << "</table>\n";
     for (const PassRecord& p : op.passes) h << reasonsList(p.reasons);
     h << "<div>\n";
     for (const PassRecord& p : op.passes) {
+      if (!p.provided()) continue;
       h << "<div class=\"hist\">";
       if (p.errorsUlps.empty())
         h << "<p class=\"muted\">" << htmlEscape(op.op + " " + p.pass)

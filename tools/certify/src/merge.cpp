@@ -28,6 +28,9 @@ void addPass(PassRecord& into, const PassRecord& p) {
   into.budgetUlps = std::max(into.budgetUlps, p.budgetUlps);
   into.errorsUlps.insert(into.errorsUlps.end(), p.errorsUlps.begin(), p.errorsUlps.end());
   into.examples.insert(into.examples.end(), p.examples.begin(), p.examples.end());
+  if (into.missingEntries.empty()) into.missingEntries = p.missingEntries;
+  if (into.firstFault.empty()) into.firstFault = p.firstFault;  // the lowest shard's first
+  into.faults += p.faults;
 }
 
 }  // namespace

@@ -12,11 +12,16 @@ std::string count(std::uint64_t n) { return std::to_string(n); }
 std::string passName(const std::string& op, const std::string& pass) { return op + " " + pass; }
 
 void judgePass(const std::string& op, PassRecord& p, const JudgeOptions& options) {
+  if (!p.provided()) return;
   const std::string who = passName(op, p.pass);
   if (p.failures > 0)
     p.reasons.push_back(who + ": " + count(p.failures) + " of " + count(p.cases) +
                         " cases failed (max error " + formatUlps(p.maxUlps) + " ulps, budget " +
-                        formatUlps(p.budgetUlps) + " ulps)");
+                        formatUlps(p.budgetUlps) + " ulps)" +
+                        (p.faults > 0 ? "; the kernels faulted on " + count(p.faults) +
+                                            (p.faults == 1 ? " case: " : " cases, the first: ") +
+                                            p.firstFault
+                                      : std::string()));
   else if (p.budgetUlps > 0 && !(p.maxUlps <= p.budgetUlps))  // (the line above says it too)
     p.reasons.push_back(who + ": max error " + formatUlps(p.maxUlps) +
                         " ulps exceeds the budget of " + formatUlps(p.budgetUlps) + " ulps");
@@ -51,12 +56,13 @@ void compareWithBaseline(Certificate& cert, const Certificate& baseline,
           for (PassRecord& q : op.passes)
             if (q.pass == bp.pass) p = &q;
       const std::string who = passName(bop.op, bp.pass);
-      if (!p) {
+      if (!bp.provided()) continue;  // nothing the baseline certified
+      if (!p || !p->provided()) {
         c.kind = "missing";
         c.rejects = true;
         certReasons.push_back(who + ": tested by the baseline (" + baseline.identity.kernelsName +
-                              " " + baseline.identity.kernelsVersion +
-                              ") but not by this run");
+                              " " + baseline.identity.kernelsVersion + ") but " +
+                              (p ? "not provided by these kernels" : "not by this run"));
         cert.changes.push_back(c);
         continue;
       }
@@ -82,8 +88,10 @@ void compareWithBaseline(Certificate& cert, const Certificate& baseline,
     }
   }
   for (const OpRecord& op : cert.ops)
-    for (const PassRecord& p : op.passes)
-      if (!baseline.findPass(op.op, p.pass)) {
+    for (const PassRecord& p : op.passes) {
+      if (!p.provided()) continue;
+      const PassRecord* before = baseline.findPass(op.op, p.pass);
+      if (!before || !before->provided()) {
         BaselineChange c;
         c.op = op.op;
         c.pass = p.pass;
@@ -94,6 +102,7 @@ void compareWithBaseline(Certificate& cert, const Certificate& baseline,
         c.rejects = p.failures > 0;
         cert.changes.push_back(c);
       }
+    }
 }
 
 }  // namespace
@@ -149,14 +158,21 @@ void judge(Certificate& cert, const JudgeOptions& options, const Certificate* ba
   for (OpRecord& op : cert.ops) {
     const bool run = std::any_of(op.passes.begin(), op.passes.end(),
                                  [](const PassRecord& p) { return p.cases > 0; });
-    if (!run && !cert.shard)
+    const bool notProvided =
+        !op.passes.empty() && std::none_of(op.passes.begin(), op.passes.end(),
+                                           [](const PassRecord& p) { return p.provided(); });
+    if (!run && !notProvided && !cert.shard)
       op.reasons.push_back(op.op + ": not tested (no pass of this op was run)");
     bool rejected = !op.reasons.empty();
     for (PassRecord& p : op.passes) {
-      p.verdict = p.reasons.empty() ? Verdict::Certified : Verdict::Rejected;
+      p.verdict = !p.provided()         ? Verdict::NotProvided
+                  : p.reasons.empty() ? Verdict::Certified
+                                      : Verdict::Rejected;
       rejected = rejected || !p.reasons.empty();
     }
-    op.verdict = rejected ? Verdict::Rejected : Verdict::Certified;
+    op.verdict = rejected      ? Verdict::Rejected
+                 : notProvided ? Verdict::NotProvided
+                               : Verdict::Certified;
     for (const std::string& r : op.reasons) cert.reasons.push_back(r);
     for (const PassRecord& p : op.passes)
       for (const std::string& r : p.reasons) cert.reasons.push_back(r);

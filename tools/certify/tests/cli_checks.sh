@@ -130,6 +130,38 @@ case "$check" in
     say "$n mutants checked"
     ;;
 
+  partial)  # ARGS: PLUGIN: a partial table is certified for what it provides, coverage shown
+    out="$WORK/partial"
+    expect 0 -- "$TAPECHECK" certify --kernels "$1" --device cpu "${K[@]}" --out "$out"
+    grep -q '^coverage: 4 of 33 passes provided; not provided: logSoftmaxLast (fwd, bwd, errors, vectors);' \
+      "$WORK/last.log" || fail "no coverage line on stdout"
+    expect_certificate "$out"
+    [ "$(verdict_of "$out")" = certified ] || fail "verdict in $out is not certified"
+    grep -q '"verdict": "not provided"' "$out/certificate.json" ||
+      fail "no op or pass is marked not provided"
+    grep -q '"missingEntries": \[' "$out/certificate.json" || fail "no missing entry listed"
+    TAPECHECK_CERT_FILES="$out/certificate.json" \
+      expect 0 -- "$CERTIFY_TESTS" "a partial certificate lists provided and not provided passes" ||
+      fail "the certificate does not list coverage per op and pass"
+    grep -q 'NOT PROVIDED' "$out/report.html" || fail "report.html does not show NOT PROVIDED"
+    grep -q 'A partial kernel table' "$out/report.html" || fail "report.html lacks the coverage"
+    ;;
+
+  faults)  # ARGS: (PLUGIN TEXT)...: each misbehaving plugin exit 1, a certificate naming the case
+    while [ "$#" -ge 2 ]; do
+      plugin=$1 text=$2
+      shift 2
+      out="$WORK/$(basename "$plugin" .so)"
+      if expect 1 -- "$TAPECHECK" certify --kernels "$plugin" --device cpu "${K[@]}" \
+        --case-timeout 3 --out "$out"; then
+        grep -qF -- "$text" "$WORK/last.log" || fail "$plugin: stdout does not name '$text'"
+        expect_certificate "$out"
+        [ "$(verdict_of "$out")" = rejected ] || fail "$plugin: verdict is not rejected"
+        grep -qF -- "$text" "$out/certificate.json" || fail "$plugin: certificate lacks '$text'"
+      fi
+    done
+    ;;
+
   shards)  # merge of 2 shards equals the unsharded certificate ($SHARED/aten)
     full="$SHARED/aten"
     [ -f "$full/certificate.json" ] || { fail "fixture $full missing"; exit 1; }

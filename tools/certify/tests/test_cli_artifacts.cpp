@@ -106,3 +106,38 @@ TEST_CASE("a rejected certificate names the broken op", "[.cli][verdict]") {
   REQUIRE(record);
   CHECK(record->verdict == Verdict::Rejected);
 }
+
+// The partial plugin (device/plugins: softmax_fwd and softmax_bwd only) as `certify` wrote it:
+// every op and pass listed; softmaxLast's passes certified, every other op's not provided, with
+// the entry points each pass lacks.
+TEST_CASE("a partial certificate lists provided and not provided passes", "[.cli][coverage]") {
+  const auto files = splitList(std::getenv("TAPECHECK_CERT_FILES"));
+  REQUIRE(files.size() == 1);
+  auto read = readCertificateFile(files[0]);
+  if (!read) FAIL(read.message());
+  const Certificate& c = read.value();
+  CHECK(c.verdict == Verdict::Certified);
+  REQUIRE(c.findOp("softmaxLast"));
+  CHECK(c.findOp("softmaxLast")->verdict == Verdict::Certified);
+  for (const char* pass : {"fwd", "bwd", "errors", "vectors"}) {
+    INFO(pass);
+    REQUIRE(c.findPass("softmaxLast", pass));
+    CHECK(c.findPass("softmaxLast", pass)->verdict == Verdict::Certified);
+    CHECK(c.findPass("softmaxLast", pass)->cases > 0);
+  }
+  for (const OpRecord& op : c.ops) {
+    if (op.op == "softmaxLast") continue;
+    INFO(op.op);
+    CHECK(op.verdict == Verdict::NotProvided);
+    CHECK_FALSE(op.passes.empty());
+    for (const PassRecord& p : op.passes) {
+      CHECK(p.verdict == Verdict::NotProvided);
+      CHECK(p.cases == 0);
+      CHECK_FALSE(p.missingEntries.empty());
+    }
+  }
+  REQUIRE(c.findPass("layerNorm", "bwd"));
+  CHECK(c.findPass("layerNorm", "bwd")->missingEntries ==
+        std::vector<std::string>{"layer_norm_fwd", "layer_norm_bwd"});
+  CHECK(c.findPass("topKMask", "fwd")->missingEntries == std::vector<std::string>{"topk_mask"});
+}

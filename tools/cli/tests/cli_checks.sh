@@ -103,10 +103,11 @@ case "$check" in
     options_of() {
       case $1 in
         run) echo --device --kernels --ops --cases --seed --json --junit --case --vectors --out \
-               --shard --no-shrink --jobs ;;
+               --shard --no-shrink --jobs --case-timeout --in-process ;;
         "vectors check") echo --target --kernels --device --junit --verbose ;;
         "vectors generate") echo --op --out ;;
-        certify) echo --kernels --out --device --baseline --cases --seed --shard --jobs --junit ;;
+        certify) echo --kernels --out --device --baseline --cases --seed --shard --jobs --junit \
+               --case-timeout --in-process ;;
       esac
     }
     for cmd in run "vectors check" "vectors generate" certify; do

@@ -45,6 +45,7 @@ class TapeAdapter final : public AnyTape {
   std::string description() const override { return tape_.backend().description(); }
   std::size_t size() const override { return tape_.size(); }
   Tape<Backend>& tape() { return tape_; }
+  const Tape<Backend>& tape() const { return tape_; }
 
   Result<NodeId> leaf(const TensorData& v, bool requiresGrad) override {
     auto buffer = tape_.backend().fromHost(v.values);

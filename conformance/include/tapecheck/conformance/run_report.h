@@ -10,8 +10,11 @@
 
 namespace tapecheck::conformance {
 
-enum class Status { Passed, Failed, Mistrusted, Skipped };
-const char* statusWord(Status s);  // "PASSED", "FAILED", "MISTRUSTED", "SKIPPED"
+// NotProvided: the kernel table lacks an entry point the pass needs (a null entry point,
+// DESIGN.md section 3); the pass was not run and is not certified.
+enum class Status { Passed, Failed, Mistrusted, Skipped, NotProvided };
+// "PASSED", "FAILED", "MISTRUSTED", "SKIPPED", "NOT PROVIDED"
+const char* statusWord(Status s);
 
 // A failing (or worst) case, with what reproduces it.
 struct CaseExample {
@@ -37,6 +40,14 @@ struct PassStats {
   double budgetUlps = 0;
   std::vector<double> errorsUlps;     // every judged error, for histograms
   std::vector<CaseExample> examples;  // failures (worst first), a few at most
+  // The entry points this pass needs that the kernel table does not provide: not empty means
+  // the pass is NOT PROVIDED (no case ran).
+  std::vector<std::string> missingEntries;
+  // Failures where the kernels faulted: returned nonzero, threw, wrote outside their outputs,
+  // crashed or hung. The first in case order, e.g. "layer_norm_fwd returned 3 on [4, 7] (case
+  // 12)".
+  std::uint64_t faults = 0;
+  std::string firstFault;
 };
 
 // One case group: (op, pass, shape class), the unit of a benchdnn-style status line.
@@ -52,10 +63,12 @@ struct GroupStats {
   double p99Ulps = 0;
   double budgetUlps = 0;
   std::vector<CaseExample> examples;  // the group's worst failing case (and its shrunk form)
+  std::string note;                   // why cases were skipped, when the run skipped some
 };
 
-// The status of a group or a pass: FAILED if any case failed, SKIPPED if every case was skipped,
-// MISTRUSTED if every case that ran was mistrusted, else PASSED.
+// The status of a group or a pass: NOT PROVIDED if the kernels lack an entry point it needs,
+// FAILED if any case failed, SKIPPED if every case was skipped, MISTRUSTED if every case that ran
+// was mistrusted, else PASSED.
 Status groupStatus(const GroupStats& g);
 Status passStatus(const PassStats& p);
 
@@ -77,10 +90,19 @@ struct RunReport {
 std::string statusLine(const GroupStats& g);
 // `tests:N passed:N failed:N mistrusted:N skipped:N`.
 std::string summaryLine(const RunReport& r);
+// Whether some pass is NOT PROVIDED (a partial kernel table).
+bool partialCoverage(const RunReport& r);
+// `NOT PROVIDED layerNorm bwd missing:layer_norm_fwd,layer_norm_bwd`.
+std::string notProvidedLine(const PassStats& p);
+// `coverage: passes:26 provided:4 not-provided:22 missing:log_softmax_fwd,...`: the passes of
+// the run's ops and whether the kernels provide them; "" when every pass is provided.
+std::string coverageLine(const RunReport& r);
 // What `tapecheck run` prints: a status line per group, under each failing group its worst case
-// (shape, reason, values file, reproducer), then the summary line. Deterministic: no timings.
+// (shape, reason, values file, reproducer), then for a partial kernel table a NOT PROVIDED line
+// per pass it lacks and the coverage line, then the summary line. Deterministic: no timings.
 void printReport(const RunReport& r, std::ostream& out);
-// Every figure as JSON (--json): deterministic for a given seed, no timings.
+// Every figure as JSON (--json): deterministic for a given seed, no timings. Members about
+// coverage and faults appear only when a pass is not provided or a kernel faulted.
 std::string reportJson(const RunReport& r);
 
 }  // namespace tapecheck::conformance

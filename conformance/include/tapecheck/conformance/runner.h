@@ -43,7 +43,16 @@ struct RunOptions {
   bool progressRewritesLine = false;           // progress goes to a terminal: rewrite one line
   std::string progressLabel = "tapecheck run"; // the command progress lines name
   std::string command = "tapecheck";           // how reproducers name the tool
+  // How to start a kernel worker (isolation.h); empty: the kernels run in this process. Only
+  // kernels loaded from a library (a plugin, `cuda`) run in workers: the built-in `aten` table
+  // and the reference stand-in are tapecheck's own code and run here.
+  std::vector<std::string> workerCommand;
+  double caseTimeoutSeconds = 0;               // per case in a worker; 0: defaultCaseTimeout
 };
+
+// After this many cases of one op whose kernels crashed, hung or wrote outside their outputs
+// (each costs a new worker), the op's remaining cases are skipped, counted and said why.
+inline constexpr std::uint64_t kMaxSpoiledWorkersPerOp = 3;
 
 // The threads a run uses for jobs = 0: one per hardware thread. Any number gives the same report.
 unsigned defaultJobs();
@@ -62,7 +71,14 @@ Result<std::vector<const OpInfo*>> selectSubjects(const std::vector<std::string>
 
 // Progress lines (src/progress_meter.h) and messages about values files go to `progress`; the
 // returned report holds every figure. An Error means the run could not happen (unusable kernels,
-// unreadable vectors, unknown op): exit 2.
+// unreadable vectors, unknown op, none of the selected ops provided by a partial kernel table, a
+// kernel worker that cannot start): exit 2.
+//
+// A partial kernel table (null entry points) runs what it provides: an op whose forward entry
+// points are missing is NOT PROVIDED in every pass; one whose backward entry points are missing
+// runs its cases without the backward pass, and its backward and golden-vector passes are NOT
+// PROVIDED (a golden vector checks both passes). A kernel fault (device/kernel_fault.h) fails
+// the case in the pass of the entry point that faulted, with the fault as the reason.
 Result<RunReport> runConformance(const RunOptions& options, std::ostream& progress);
 
 }  // namespace tapecheck::conformance

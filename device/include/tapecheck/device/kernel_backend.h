@@ -11,16 +11,25 @@
 //     each such call the backend synchronizes the device, so an asynchronous CUDA error is
 //     reported by the call that caused it.
 //   - outputs are pre-filled with NaN before the kernel runs, so an element a kernel forgets to
-//     write is a deterministic NaN, never stale memory that might happen to be right.
+//     write is a deterministic NaN, never stale memory that might happen to be right. Each lies
+//     between guard regions (src/output_guards.h): a kernel that writes outside its outputs is
+//     an error even when nothing crashes.
+//   - an entry point the table does not provide (null) is an error naming it; the conformance
+//     run does not call the operations that need it (kernel_entries.h).
+//   - a kernel that returns nonzero, throws or writes outside its outputs is also recorded as
+//     the backend's fault(), so a conformance run can tell it from an error of the spec.
 //   - epsilon arrives as binary64 and is rounded to binary32 here, once, before the kernel call.
 #pragma once
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
 
 #include "tapecheck/backend.h"
+#include "tapecheck/device/kernel_fault.h"
 #include "tapecheck/device/kernel_table.h"
 #include "tapecheck/result.h"
 #include "tapecheck/shape.h"
@@ -47,6 +56,8 @@ class KernelBackend {
   // the result is all NaN, which no comparison accepts for a finite expected value.
   std::vector<double> toHost(const Buffer& b) const;
   std::string description() const;  // "device-<name>-<version>@<cpu|cuda>"
+  // The first kernel fault since this backend was made, shared by its copies (the tape's).
+  std::optional<KernelFault> fault() const;
 
   Result<Buffer> softmaxFwd(RowFold f, const Buffer& x) const;
   Result<Buffer> softmaxBwd(RowFold f, const Buffer& y, const Buffer& dy) const;
@@ -72,6 +83,7 @@ class KernelBackend {
 
  private:
   KernelTable kernels_;
+  std::shared_ptr<std::optional<KernelFault>> fault_;
 };
 
 using DeviceTape = Tape<KernelBackend>;

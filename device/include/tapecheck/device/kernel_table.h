@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "tapecheck/device/kernel_fault.h"
 #include "tapecheck/kernels_v1.h"
 #include "tapecheck/result.h"
 
@@ -17,6 +18,7 @@ struct KernelTable {
   std::shared_ptr<void> library;  // keeps a dlopen'ed library loaded while the table is used
   std::string source;             // "aten", "cuda" or the plugin's path as given
   DeviceKind device = DeviceKind::Cpu;
+  KernelCallObserver observer;    // told about every kernel call, when set
 };
 
 Result<DeviceKind> parseDevice(const std::string& text);  // "cpu" | "cuda"
@@ -26,8 +28,9 @@ DeviceKind defaultDevice();                  // cuda when a GPU is visible, else
 std::string defaultKernels(DeviceKind d);    // "cuda" on cuda, "aten" on cpu
 
 // Resolves `spec` (aten | cuda | PATH.so) for `device`. Rejects, with a clear message: a missing
-// file or symbol, abi_version != 1, a null function pointer, a memory kind that does not match
-// the device, and --device cuda when no GPU is visible.
+// file or symbol, abi_version != 1, a table whose every function pointer is null (a null entry
+// point alone means "not provided": kernel_entries.h), a memory kind that does not match the
+// device, and --device cuda when no GPU is visible.
 // `cuda` is the built-in libtapecheck-cuda.so; the environment variable TAPECHECK_CUDA_KERNELS
 // (a path) overrides it. device/README.md has every message and the stream convention.
 Result<KernelTable> loadKernelTable(const std::string& spec, DeviceKind device);

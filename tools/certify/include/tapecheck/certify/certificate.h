@@ -15,8 +15,11 @@ namespace tapecheck::certify {
 inline constexpr const char* kCertificateFormat = "tapecheck-certificate-v1";
 inline constexpr std::size_t kMaxExamplesPerPass = 5;
 
-enum class Verdict { Certified, Rejected };
-const char* verdictWord(Verdict v);  // "certified" | "rejected"
+// NotProvided: an op or pass the kernel table does not provide (a null entry point, DESIGN.md
+// section 3): not run, not certified, no reason to reject what is provided. Only ops and passes
+// have it; a certificate is certified or rejected.
+enum class Verdict { Certified, Rejected, NotProvided };
+const char* verdictWord(Verdict v);  // "certified" | "rejected" | "not provided"
 
 // What was certified and with what: everything needed to say "this exact thing was tested".
 struct Identity {
@@ -52,6 +55,13 @@ struct PassRecord {
   std::vector<conformance::CaseExample> examples;  // worst first, kMaxExamplesPerPass at most
   Verdict verdict = Verdict::Certified;
   std::vector<std::string> reasons;  // why rejected, each a full sentence naming op and pass
+  // Not empty: the entry points the pass needs that the kernels lack; it is NOT PROVIDED.
+  std::vector<std::string> missingEntries;
+  // Failures where the kernels faulted (returned nonzero, threw, wrote outside their outputs,
+  // crashed or hung), and the first of them, e.g. "layer_norm_fwd returned 3 on [4, 7] (case 12)".
+  std::uint64_t faults = 0;
+  std::string firstFault;
+  bool provided() const { return missingEntries.empty(); }
 };
 
 struct OpRecord {
@@ -102,10 +112,14 @@ struct Certificate {
 // max/p99/mean are recomputed from the error lists when they are present. Not yet judged.
 Certificate certificateFromReport(const conformance::RunReport& report, Identity identity);
 
-// "2024-05-01T12:00:00Z": now, or SOURCE_DATE_EPOCH when set (reproducible documents).
 // Recomputes max/p99/mean of every pass from its error list and keeps the worst examples.
 void finalizePassFigures(std::vector<OpRecord>& ops);
 
+// "2024-05-01T12:00:00Z": now, or SOURCE_DATE_EPOCH when set (reproducible documents).
 std::string utcTimestamp();
+
+// Coverage of a partial kernel table: "coverage: 4 of 26 passes provided; not provided:
+// layerNorm (fwd, bwd, errors, vectors), ...". "" when every pass is provided.
+std::string coverageSummary(const Certificate& cert);
 
 }  // namespace tapecheck::certify
