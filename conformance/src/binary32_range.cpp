@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "tapecheck/conformance/format.h"
 #include "tapecheck/conformance/ulp.h"
 
 namespace tapecheck::conformance {

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 
 #include "binary32_range.h"
+#include "tapecheck/conformance/format.h"
 #include "tapecheck/conformance/reference_tapes.h"
 #include "tapecheck/conformance/ulp.h"
 #include "values.h"
@@ -82,22 +82,6 @@ void settle(PassVerdict& pass, double budget, double relL2Budget, bool checkRelL
 }
 
 }  // namespace
-
-std::string formatNumber(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
-
-std::string formatUlps(double ulps) {
-  if (!std::isfinite(ulps)) return "inf";
-  char buf[32];
-  if (ulps < 1e4)
-    std::snprintf(buf, sizeof buf, "%.1fulp", ulps);
-  else
-    std::snprintf(buf, sizeof buf, "%.2eulp", ulps);
-  return buf;
-}
 
 OutputVerdict judgeOutput(const std::string& name, const TensorData& actual,
                           const TensorData& expected, const std::vector<double>& floors) {

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tapecheck/conformance/format.h"
 #include "tapecheck/conformance/judge.h"
 
 namespace tapecheck::conformance {

@@ -17,6 +17,7 @@
 #include "tapecheck/conformance/device_tapes.h"
 #include "tapecheck/conformance/isolation.h"
 #include "tapecheck/conformance/error_stats.h"
+#include "tapecheck/conformance/format.h"
 #include "tapecheck/conformance/generators.h"
 #include "tapecheck/conformance/judge.h"
 #include "tapecheck/conformance/reference_tapes.h"
@@ -754,17 +755,15 @@ Result<RunReport> runConformance(const RunOptions& options, std::ostream& progre
   if (options.shardCount == 0 || options.shardIndex >= options.shardCount)
     return Error{"shard " + std::to_string(options.shardIndex) + "/" +
                  std::to_string(options.shardCount) + " is not a valid shard"};
-  auto subjects = selectSubjects(options.ops);
-  if (!subjects) return subjects.error();
-  auto under = resolveKernels(options);
-  if (!under) return under.error();
-  const TapeFactory factory = under.value().factory;
-  const std::shared_ptr<device::KernelTable> kernels = under.value().kernels;
+  TAPECHECK_TRY(subjects, selectSubjects(options.ops));
+  TAPECHECK_TRY(under, resolveKernels(options));
+  const TapeFactory factory = under.factory;
+  const std::shared_ptr<device::KernelTable> kernels = under.kernels;
 
   // A partial table must provide the forward pass of at least one selected op.
   std::vector<std::string> missing;
   bool anyProvided = false;
-  for (const OpInfo* op : subjects.value()) {
+  for (const OpInfo* op : subjects) {
     const Coverage c = coverageOf(*op, kernels.get());
     anyProvided = anyProvided || c.fwd();
     for (const std::string& e : c.missingFwd)
@@ -773,14 +772,14 @@ Result<RunReport> runConformance(const RunOptions& options, std::ostream& progre
   if (!anyProvided) {
     std::string list;
     for (const std::string& e : missing) list += (list.empty() ? "" : ", ") + e;
-    return Error{"kernels '" + options.kernels + "' (" + under.value().name + " " +
-                 under.value().version + ") provide none of the selected ops (not provided: " +
+    return Error{"kernels '" + options.kernels + "' (" + under.name + " " +
+                 under.version + ") provide none of the selected ops (not provided: " +
                  list + ")"};
   }
 
   RunOptions resolved = options;
   if (resolved.jobs == 0) resolved.jobs = defaultJobs();
-  Run run(resolved, std::move(under).value(), progress);
+  Run run(resolved, std::move(under), progress);
 
   // Golden vectors first (an unreadable corpus is exit 2 before any case runs); shard 0 only.
   // Each file holds one op's vectors; only those of the selected ops the kernels provide in
@@ -795,7 +794,7 @@ Result<RunReport> runConformance(const RunOptions& options, std::ostream& progre
       auto file = vectors::loadVectorFile(path);
       if (!file) return Error{"golden vectors: " + file.message()};
       const OpInfo* op = findSubject(file.value().op);
-      const auto& selected = subjects.value();
+      const auto& selected = subjects;
       if (!op || std::find(selected.begin(), selected.end(), op) == selected.end()) continue;
       if (std::find(vectorOps.begin(), vectorOps.end(), op->name) == vectorOps.end())
         vectorOps.push_back(op->name);
@@ -810,8 +809,8 @@ Result<RunReport> runConformance(const RunOptions& options, std::ostream& progre
     vectorResult = std::move(checked).value();
   }
 
-  if (vectorResult) run.addVectors(*vectorResult, subjects.value());  // pass "vectors"
-  return run.run(subjects.value(), vectorOps);
+  if (vectorResult) run.addVectors(*vectorResult, subjects);  // pass "vectors"
+  return run.run(subjects, vectorOps);
 }
 
 }  // namespace tapecheck::conformance

@@ -88,8 +88,7 @@ Result<KernelTable> loadPlugin(const std::string& path, const std::string& sourc
   }
   if (!table) return Error{"tapecheck: " + what + ": tapecheck_kernels_v1_get() returned NULL"};
   if (table->memory == 1) *closeLater = false;
-  Status valid = validate(table, what, device);
-  if (!valid) return valid.error();
+  TAPECHECK_TRY_STATUS(validate(table, what, device));
 
   KernelTable out;
   out.table = table;
@@ -173,9 +172,8 @@ Result<KernelTable> loadKernelTable(const std::string& spec, DeviceKind device) 
     return out;
   }
   if (spec == "cuda") {
-    auto path = builtinCudaKernelsPath();
-    if (!path) return path.error();
-    return loadPlugin(path.value(), spec, device);
+    TAPECHECK_TRY(path, builtinCudaKernelsPath());
+    return loadPlugin(path, spec, device);
   }
   return loadPlugin(spec, spec, device);
 }

@@ -1,6 +1,6 @@
 // The device tape, with the `aten` table and with the host reference plugin, against the
-// multi-precision oracle on every op and SPEC.md edge case (cases.cpp), within the float32
-// budgets of judge.cpp.
+// multi-precision oracle on every op and SPEC.md edge case (cases.cpp), judged by the
+// conformance judge (judge.cpp).
 #include <catch2/catch.hpp>
 
 #include "support.h"

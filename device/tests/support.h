@@ -1,17 +1,9 @@
-// Test support for the device tape: case builders, the oracle, and the float32 budgets.
+// Test support for the device tape: case builders, the oracle, and judging.
 //
 // Every numeric check compares a device-tape result with the multi-precision oracle (the
-// reference tape over MPFR, rounded to binary64) through conformance::evaluate, and measures the
-// difference with ulp.h's unitError in binary32 units (2^-23):
-//
-//     err = |actual - expected| / (2^-23 * max(|expected|, floor))
-//
-// where `floor` is the *term scale* of the element: the largest magnitude among the terms the
-// SPEC.md formula adds or subtracts to produce it, derived from the inputs in binary64 (see
-// floorsFor). A float32 implementation that rounds each term once and sums k terms is off by a
-// few units of that scale, whatever cancellation does to the result itself; a wrong formula is
-// off by a large fraction of it. The budgets in kBudgets say how many units each op and pass may
-// use, and why.
+// reference tape over MPFR, rounded to binary64) through conformance::evaluate, and judges it
+// with conformance::judgeCase: the op's floors and budgets from the registry, in units of 2^-23
+// of each element's floor (conformance/judge.h, budgets.h), the policy `tapecheck run` applies.
 #pragma once
 
 #include <algorithm>
@@ -31,7 +23,6 @@
 #include "tapecheck/conformance/op_registry.h"
 #include "tapecheck/conformance/reference_tapes.h"
 #include "tapecheck/conformance/test_case.h"
-#include "tapecheck/conformance/ulp.h"
 #include "tapecheck/device/kernel_table.h"
 
 namespace tapecheck::device::testing {
@@ -167,21 +158,15 @@ std::vector<NamedCase> allCases();
 
 // ---- judging ------------------------------------------------------------------------------------
 
-// Allowed error, in units of 2^-23 times the element's floor, per op and pass.
-struct Budget {
-  double forward;
-  double backward;
-};
-Budget budgetFor(const std::string& op);
-
 struct Verdict {
   bool ok = true;
-  std::string detail;       // the first failure, readable
-  double worstForward = 0;  // the largest err seen (finite expected values)
+  std::string detail;       // why it failed, readable
+  double worstForward = 0;  // the largest finite element error, in 2^-23 of the floor
   double worstBackward = 0;
 };
 
-// Compares a device outcome with the oracle's on the same case.
+// Compares a device outcome with the oracle's on the same case (conformance::judgeCase; a
+// MISTRUSTED pass is not a failure).
 Verdict judge(const TestCase& c, const Outcome& actual, const Outcome& expected);
 
 // The oracle's outcome, computed once per case and cached by name.

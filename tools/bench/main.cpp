@@ -74,7 +74,7 @@ const std::vector<std::uint64_t> kDefaultCols = {32,   128,  512,   1024,  2048,
 const std::vector<std::uint64_t> kDefaultK = {1, 8, 64};
 
 struct Options {
-  std::vector<const OpInfo*> ops;
+  std::vector<const BenchKernel*> ops;
   std::vector<std::uint64_t> cols;
   std::vector<std::uint64_t> ks;
   std::uint64_t elements = std::uint64_t{1} << 28;
@@ -107,10 +107,9 @@ std::vector<std::string> splitList(const std::string& text) {
 // N in decimal, or 2^E.
 Result<std::uint64_t> parseCount(const std::string& option, const std::string& text) {
   if (text.rfind("2^", 0) == 0) {
-    auto e = cli::parseUnsigned(option, text.substr(2));
-    if (!e) return e.error();
-    if (e.value() > 62) return Error{"option " + option + ": exponent too large in '" + text + "'"};
-    return std::uint64_t{1} << e.value();
+    TAPECHECK_TRY(e, cli::parseUnsigned(option, text.substr(2)));
+    if (e > 62) return Error{"option " + option + ": exponent too large in '" + text + "'"};
+    return std::uint64_t{1} << e;
   }
   return cli::parseUnsigned(option, text);
 }
@@ -119,21 +118,20 @@ Result<std::vector<std::uint64_t>> parseCountList(const std::string& option,
                                                   const std::string& text) {
   std::vector<std::uint64_t> out;
   for (const std::string& item : splitList(text)) {
-    auto v = parseCount(option, item);
-    if (!v) return v.error();
-    if (v.value() == 0) return Error{"option " + option + ": values must be > 0"};
-    if (std::find(out.begin(), out.end(), v.value()) == out.end()) out.push_back(v.value());
+    TAPECHECK_TRY(v, parseCount(option, item));
+    if (v == 0) return Error{"option " + option + ": values must be > 0"};
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
   }
   if (out.empty()) return Error{"option " + option + " needs a non-empty list"};
   return out;
 }
 
-Result<std::vector<const OpInfo*>> parseOps(const std::string& text) {
-  std::vector<bool> chosen(allOps().size(), false);
+Result<std::vector<const BenchKernel*>> parseOps(const std::string& text) {
+  std::vector<bool> chosen(allKernels().size(), false);
   for (const std::string& item : splitList(text)) {
     bool matched = false;
-    for (std::size_t i = 0; i < allOps().size(); ++i) {
-      const OpInfo& info = allOps()[i];
+    for (std::size_t i = 0; i < allKernels().size(); ++i) {
+      const BenchKernel& info = allKernels()[i];
       if (item == "all" || item == info.name || item == info.family) {
         chosen[i] = true;
         matched = true;
@@ -141,9 +139,9 @@ Result<std::vector<const OpInfo*>> parseOps(const std::string& text) {
     }
     if (!matched) return Error{"option --ops: unknown op '" + item + "'"};
   }
-  std::vector<const OpInfo*> out;
-  for (std::size_t i = 0; i < allOps().size(); ++i)
-    if (chosen[i]) out.push_back(&allOps()[i]);
+  std::vector<const BenchKernel*> out;
+  for (std::size_t i = 0; i < allKernels().size(); ++i)
+    if (chosen[i]) out.push_back(&allKernels()[i]);
   if (out.empty()) return Error{"option --ops needs a non-empty list"};
   return out;
 }
@@ -152,9 +150,7 @@ Result<Options> parseOptions(const std::vector<std::string>& words) {
   cli::ArgSpec spec;
   spec.valueOptions = {"--ops", "--cols", "--k", "--elements", "--repeats", "--warmup", "--json"};
   spec.flagOptions = {"--quick", "--help", "-h"};
-  auto parsed = cli::parseArgs(words, spec);
-  if (!parsed) return parsed.error();
-  const cli::ParsedArgs& args = parsed.value();
+  TAPECHECK_TRY(args, cli::parseArgs(words, spec));
   if (!args.positional.empty())
     return Error{"unexpected argument '" + args.positional.front() + "'"};
 
@@ -168,33 +164,27 @@ Result<Options> parseOptions(const std::vector<std::string>& words) {
     o.repeats = 3;
     o.warmup = 1;
   }
-  auto ops = parseOps(args.get("--ops").value_or("all"));
-  if (!ops) return ops.error();
-  o.ops = ops.value();
+  TAPECHECK_TRY(ops, parseOps(args.get("--ops").value_or("all")));
+  o.ops = std::move(ops);
   if (auto t = args.get("--cols")) {
-    auto v = parseCountList("--cols", *t);
-    if (!v) return v.error();
-    o.cols = v.value();
+    TAPECHECK_TRY(v, parseCountList("--cols", *t));
+    o.cols = std::move(v);
   }
   if (auto t = args.get("--k")) {
-    auto v = parseCountList("--k", *t);
-    if (!v) return v.error();
-    o.ks = v.value();
+    TAPECHECK_TRY(v, parseCountList("--k", *t));
+    o.ks = std::move(v);
   }
   if (auto t = args.get("--elements")) {
-    auto v = parseCount("--elements", *t);
-    if (!v) return v.error();
-    o.elements = v.value();
+    TAPECHECK_TRY(v, parseCount("--elements", *t));
+    o.elements = v;
   }
   if (auto t = args.get("--repeats")) {
-    auto v = cli::parseUnsigned("--repeats", *t);
-    if (!v) return v.error();
-    o.repeats = v.value();
+    TAPECHECK_TRY(v, cli::parseUnsigned("--repeats", *t));
+    o.repeats = v;
   }
   if (auto t = args.get("--warmup")) {
-    auto v = cli::parseUnsigned("--warmup", *t);
-    if (!v) return v.error();
-    o.warmup = v.value();
+    TAPECHECK_TRY(v, cli::parseUnsigned("--warmup", *t));
+    o.warmup = v;
   }
   o.json = args.get("--json");
 
@@ -245,25 +235,18 @@ struct Timer {
 
   // Median over `repeats` of the event-timed duration of one `launch`, in milliseconds.
   Result<double> medianMs(const std::function<Status()>& launch) const {
-    for (std::uint64_t i = 0; i < warmup; ++i) {
-      Status st = launch();
-      if (!st) return st.error();
-    }
-    if (auto st = cudaCheck(cudaStreamSynchronize(stream), "warm-up"); !st) return st.error();
+    for (std::uint64_t i = 0; i < warmup; ++i) TAPECHECK_TRY_STATUS(launch());
+    TAPECHECK_TRY_STATUS(cudaCheck(cudaStreamSynchronize(stream), "warm-up"));
     std::vector<double> ms;
     ms.reserve(repeats);
     for (std::uint64_t i = 0; i < repeats; ++i) {
-      if (auto st = cudaCheck(cudaEventRecord(start, stream), "cudaEventRecord"); !st)
-        return st.error();
-      Status st = launch();
-      if (!st) return st.error();
-      if (auto s2 = cudaCheck(cudaEventRecord(stop, stream), "cudaEventRecord"); !s2)
-        return s2.error();
-      if (auto s2 = cudaCheck(cudaEventSynchronize(stop), "the timed call"); !s2)
-        return s2.error();
+      TAPECHECK_TRY_STATUS(cudaCheck(cudaEventRecord(start, stream), "cudaEventRecord"));
+      TAPECHECK_TRY_STATUS(launch());
+      TAPECHECK_TRY_STATUS(cudaCheck(cudaEventRecord(stop, stream), "cudaEventRecord"));
+      TAPECHECK_TRY_STATUS(cudaCheck(cudaEventSynchronize(stop), "the timed call"));
       float t = 0.0f;
-      if (auto s2 = cudaCheck(cudaEventElapsedTime(&t, start, stop), "cudaEventElapsedTime"); !s2)
-        return s2.error();
+      TAPECHECK_TRY_STATUS(
+          cudaCheck(cudaEventElapsedTime(&t, start, stop), "cudaEventElapsedTime"));
       ms.push_back(t);
     }
     std::sort(ms.begin(), ms.end());
@@ -277,7 +260,7 @@ double gbps(std::uint64_t bytes, double ms) { return static_cast<double>(bytes) 
 // ---- report -------------------------------------------------------------------------------
 
 struct Row {
-  const OpInfo* op;
+  const BenchKernel* op;
   Shape shape;
   std::optional<double> ours, aten, copy;  // GB/s
   std::optional<double> mix;               // GB/s of the op's read/write mix (stream_mix.h)
@@ -295,7 +278,7 @@ nlohmann::json orNull(const std::optional<double>& v) {
 }
 
 // "2 read : 1 written", for messages.
-std::string mixName(const OpInfo& op) {
+std::string mixName(const BenchKernel& op) {
   return std::to_string(op.floatsRead) + " read : " + std::to_string(op.floatsWritten) +
          " written";
 }
@@ -490,7 +473,7 @@ int run(const Options& o) {
   std::map<std::pair<unsigned, unsigned>, double> mixGbps;  // by (floats read, floats written)
   std::vector<Row> rows;
   printHeader();
-  for (const OpInfo* op : o.ops) {
+  for (const BenchKernel* op : o.ops) {
     for (std::uint64_t cols : o.cols) {
       const std::vector<std::uint64_t> ks = op->takesK ? o.ks : std::vector<std::uint64_t>{0};
       for (std::uint64_t k : ks) {
@@ -607,7 +590,7 @@ int run(const Options& o) {
     doc["tables"] = {{"ours", tableJson(ours)}, {"aten", tableJson(aten)}};
     nlohmann::json bytesPerElement = nlohmann::json::object();
     nlohmann::json mixes = nlohmann::json::object();
-    for (const OpInfo* op : o.ops) {
+    for (const BenchKernel* op : o.ops) {
       bytesPerElement[op->name] = op->bytesPerElement();
       mixes[op->name] = {{"floats_read", op->floatsRead}, {"floats_written", op->floatsWritten}};
     }

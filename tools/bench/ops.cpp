@@ -39,8 +39,8 @@ struct Filler {
 
 }  // namespace
 
-const std::vector<OpInfo>& allOps() {
-  static const std::vector<OpInfo> ops = {
+const std::vector<BenchKernel>& allKernels() {
+  static const std::vector<BenchKernel> ops = {
       {Op::SoftmaxFwd, "softmax_fwd", "softmax", 1, 1, false, "reads x, writes y"},
       {Op::SoftmaxBwd, "softmax_bwd", "softmax", 2, 1, false, "reads y, dy, writes dx"},
       {Op::LogSoftmaxFwd, "log_softmax_fwd", "log_softmax", 1, 1, false, "reads x, writes y"},

@@ -28,7 +28,8 @@ enum class Op {
   CrossEntropyBwd,
 };
 
-struct OpInfo {
+// One benchmarked ABI entry point (conformance's OpInfo describes a SPEC.md operation instead).
+struct BenchKernel {
   Op op;
   const char* name;          // the ABI field, e.g. "softmax_fwd"
   const char* family;        // e.g. "softmax": selects both passes in --ops
@@ -41,7 +42,7 @@ struct OpInfo {
 };
 
 // Every entry point, in the order of the ABI struct.
-const std::vector<OpInfo>& allOps();
+const std::vector<BenchKernel>& allKernels();
 
 // rows x cols elements. batch norm: channels = rows, spatial = cols; cross entropy: outer = rows,
 // n = cols, inner = 1, mean = 1.

@@ -94,11 +94,10 @@ inline Result<ShardOption> parseShard(const std::string& text) {
 
 // --jobs N: worker threads, 1..1024 (more than any machine this runs on; beyond it a typo).
 inline Result<unsigned> parseJobs(const std::string& text) {
-  auto v = parseUnsigned("--jobs", text);
-  if (!v) return v.error();
-  if (v.value() < 1 || v.value() > 1024)
+  TAPECHECK_TRY(v, parseUnsigned("--jobs", text));
+  if (v < 1 || v > 1024)
     return Error{"option --jobs needs a thread count from 1 to 1024, got '" + text + "'"};
-  return static_cast<unsigned>(v.value());
+  return static_cast<unsigned>(v);
 }
 
 }  // namespace tapecheck::cli

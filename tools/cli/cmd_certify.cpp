@@ -269,17 +269,15 @@ Result<Certificate> readShard(const std::string& path) {
   std::error_code ec;
   const fs::path given(path);
   const fs::path file = fs::is_directory(given, ec) ? given / kCertificateFile : given;
-  Result<std::string> bytes = readFileText(file.string());
-  if (!bytes) return bytes.error();
+  TAPECHECK_TRY(bytes, readFileText(file.string()));
   // A detached digest next to it must agree: a shard altered since it was written is refused.
   const fs::path digest = file.parent_path() / kDigestFile;
   if (file.filename() == kCertificateFile && fs::exists(digest, ec)) {
-    Result<std::string> expected = readFileText(digest.string());
-    if (!expected) return expected.error();
-    if (expected.value() != detachedDigestText(bytes.value()))
+    TAPECHECK_TRY(expected, readFileText(digest.string()));
+    if (expected != detachedDigestText(bytes))
       return Error{file.string() + " does not match " + digest.string()};
   }
-  nlohmann::json doc = nlohmann::json::parse(bytes.value(), nullptr, false);
+  nlohmann::json doc = nlohmann::json::parse(bytes, nullptr, false);
   if (doc.is_discarded()) return Error{file.string() + ": not valid JSON"};
   Result<Certificate> cert = certificateFromJson(doc);
   if (!cert) return Error{file.string() + ": " + cert.message()};

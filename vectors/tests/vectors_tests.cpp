@@ -257,6 +257,22 @@ TEST_CASE("vectors from the Lean exporter get the binary64 evaluation allowance"
   for (const auto& failure : r.value().failures) CHECK(failure.tcId != 2);
 }
 
+TEST_CASE("the Lean allowance counts the op's longest reduction, as the conformance budgets do") {
+  conformance::TestCase ln;
+  ln.op = "layerNorm";
+  ln.attrs.seqLen = 5;
+  ln.attrs.embedDim = 3;
+  // The column sums of dgamma/dbeta run over the 5 rows: 4 + 2 * 5.
+  CHECK(referenceBudgetUlps("lean:TorchLean@0123abc", ln) == 14);
+  CHECK(referenceBudgetUlps("tapecheck vectors generate", ln) == 4);
+  conformance::TestCase ce;
+  ce.op = "crossEntropy";
+  ce.attrs.s = Shape{2, 3};
+  ce.attrs.axis = 1;
+  // One sum over every element forward: 4 + 2 * 6.
+  CHECK(referenceBudgetUlps("lean:TorchLean@0123abc", ce) == 16);
+}
+
 TEST_CASE("the device path judges with the conformance judge: the binary32 reference tape "
           "passes the hand-written vectors") {
   VectorCheckOptions options;
@@ -408,7 +424,7 @@ TEST_CASE("generation rejects inputs that are not binary32 and undocumented flag
 }
 
 TEST_CASE("generation is deterministic and records the oracle's provenance") {
-  const CorpusFile def = corpusSoftmaxLast().at(0);
+  const CorpusFile def = conformance::findOp("softmaxLast")->corpus().at(0);
   auto a = generateVectorFile(def);
   auto b = generateVectorFile(def);
   REQUIRE(a.ok());

@@ -11,13 +11,13 @@
 #include "tapecheck/vectors/check.h"
 
 #include <cmath>
-#include <cstdio>
 #include <exception>
 #include <limits>
 #include <map>
 #include <ostream>
 
 #include "tapecheck/conformance/epsilon_abi.h"
+#include "tapecheck/conformance/format.h"
 #include "tapecheck/conformance/judge.h"
 #include "tapecheck/conformance/op_registry.h"
 #include "tapecheck/conformance/reference_tapes.h"
@@ -30,18 +30,10 @@ namespace {
 using conformance::Outcome;
 using conformance::TensorData;
 
-std::string number(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
+using conformance::formatExact;
+using conformance::formatSignificant;
 
-std::string ulps(double u) {
-  if (std::isinf(u)) return "inf";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.3g", u);
-  return buf;
-}
+constexpr int kReportDigits = 3;  // significant digits of a distance in reports
 
 struct Scale {
   double unit;
@@ -83,9 +75,10 @@ Comparison compare(const Outcome& o, const Expected& e, const Scale& scale, doub
                  toString(expected.shape);
     } else if (budget >= 0 && d.maxUlps > budget) {
       c.ok = false;
-      c.reason = what + "[" + std::to_string(d.worst) + "] = " + number(d.actual) +
-                 ", expected " + number(d.expected) + ": " + ulps(d.maxUlps) + " " +
-                 scale.unitName + " > budget " + ulps(budget);
+      c.reason = what + "[" + std::to_string(d.worst) + "] = " + formatExact(d.actual) +
+                 ", expected " + formatExact(d.expected) + ": " +
+                 formatSignificant(d.maxUlps, kReportDigits) + " " + scale.unitName +
+                 " > budget " + formatSignificant(budget, kReportDigits);
     }
   };
   if (e.value) judge(o.value, *e.value, "value", fwdBudget, c.valueUlps);
@@ -215,7 +208,8 @@ Verdict judgeTest(const VectorFile& f, const VectorTest& t, const Outcome& o, Ta
     v.reason = c.reason;
     v.groups = c.groups;
     v.maxUlps = c.maxUlps;
-    v.detail = "value " + ulps(c.valueUlps) + (e.grads ? ", grads " + ulps(c.gradUlps) : "") +
+    v.detail = "value " + formatSignificant(c.valueUlps, kReportDigits) +
+               (e.grads ? ", grads " + formatSignificant(c.gradUlps, kReportDigits) : "") +
                " " + kReferenceScale.unitName;
     return v;
   }
@@ -270,7 +264,7 @@ Result<VectorCheckResult> checkVectorFiles(const std::vector<VectorFile>& files,
             ++totals.binary64TapeDisagreements;  // a non-finite value of another kind
           else
             totals.maxBinary64TapeUlps = std::max(totals.maxBinary64TapeUlps, c.maxUlps);
-          binary64Note = "; binary64 tape " + ulps(c.maxUlps) + " ulps";
+          binary64Note = "; binary64 tape " + formatSignificant(c.maxUlps, kReportDigits) + " ulps";
         }
       }
 
@@ -290,8 +284,8 @@ Result<VectorCheckResult> checkVectorFiles(const std::vector<VectorFile>& files,
         r.failures.push_back(VectorFailure{f.path, f.op, t.tcId, v.reason});
       }
       if (options.verbose)
-        log << (v.notJudged ? "NOT JUDGED " : v.passed ? "PASSED " : "FAILED ") << f.path << " tcId " << t.tcId << " ("
-            << f.op << ", " << expectationName(t.result)
+        log << (v.notJudged ? "NOT JUDGED " : v.passed ? "PASSED " : "FAILED ") << f.path
+            << " tcId " << t.tcId << " (" << f.op << ", " << expectationName(t.result)
             << "): " << (v.passed ? v.detail : v.reason) << binary64Note << "\n";
     }
   }
@@ -306,13 +300,11 @@ Result<VectorCheckResult> checkVectorFiles(const std::vector<VectorFile>& files,
 
 Result<VectorCheckResult> checkVectorPaths(const std::vector<std::string>& paths,
                                            const VectorCheckOptions& options, std::ostream& log) {
-  auto list = collectVectorFiles(paths);
-  if (!list) return list.error();
+  TAPECHECK_TRY(list, collectVectorFiles(paths));
   std::vector<VectorFile> files;
-  for (const std::string& p : list.value()) {
-    auto f = loadVectorFile(p);
-    if (!f) return f.error();
-    files.push_back(std::move(f).value());
+  for (const std::string& p : list) {
+    TAPECHECK_TRY(f, loadVectorFile(p));
+    files.push_back(std::move(f));
   }
   return checkVectorFiles(files, options, log);
 }
@@ -332,14 +324,16 @@ void printVectorCheckReport(const VectorCheckResult& r, Target target, std::ostr
         << "\n";
   for (const VectorOpTotals& t : r.perOp) {
     out << "op " << t.op << ": tests:" << t.tests << " passed:" << t.passed
-        << " failed:" << t.failed << " max-error:" << ulps(t.maxErrorUlps) << " "
+        << " failed:" << t.failed
+        << " max-error:" << formatSignificant(t.maxErrorUlps, kReportDigits) << " "
         << (target == Target::Reference ? kReferenceScale.unitName : kDeviceUnitName);
     if (t.mistrusted) out << " mistrusted:" << t.mistrusted << " (passed, mostly zeros)";
     if (t.notJudged)
       out << " not-judged:" << t.notJudged << " (epsilon beyond kernel ABI v1, "
           << "docs/spec.md#epsilon-abi-safe)";
     if (target == Target::Reference) {
-      out << " (binary64 tape, informational: max " << ulps(t.maxBinary64TapeUlps) << " ulps";
+      out << " (binary64 tape, informational: max "
+          << formatSignificant(t.maxBinary64TapeUlps, kReportDigits) << " ulps";
       if (t.binary64TapeDisagreements)
         out << ", " << t.binary64TapeDisagreements << " tests with an error or a non-finite value "
             << "of another kind";

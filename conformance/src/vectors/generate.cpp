@@ -87,9 +87,9 @@ CaseDef& CaseDef::acceptable() {
 
 std::vector<CorpusFile> corpusFiles() {
   std::vector<CorpusFile> all;
-  for (auto part : {corpusSoftmaxLast, corpusLogSoftmaxLast, corpusTopKMask, corpusLayerNorm,
-                    corpusBatchNorm, corpusCrossEntropy, corpusDistill}) {
-    auto files = part();
+  for (const conformance::OpInfo& op : conformance::opRegistry()) {
+    if (!op.corpus) continue;
+    auto files = op.corpus();
     all.insert(all.end(), files.begin(), files.end());
   }
   return all;
@@ -208,9 +208,8 @@ Result<std::vector<std::string>> generateCorpus(const std::string& outDir,
     if (op && def.op != *op) continue;
     if (!names.insert(def.fileName()).second)
       return Error{def.fileName() + ": two corpus files have this name"};
-    auto f = generateVectorFile(def);
-    if (!f) return f.error();
-    auto text = formatVectorFile(f.value());
+    TAPECHECK_TRY(f, generateVectorFile(def));
+    auto text = formatVectorFile(f);
     if (!text) return Error{def.fileName() + ": " + text.message()};
     outputs.emplace_back(def.fileName(), std::move(text).value());
   }

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "tapecheck/conformance/op_registry.h"
+
 namespace tapecheck::vectors {
 
 TensorDistance tensorDistance(const conformance::TensorData& actual,
@@ -41,21 +43,11 @@ TensorDistance tensorDistance(const conformance::TensorData& actual,
 
 bool isLeanProvenance(const std::string& provenance) { return provenance.rfind("lean:", 0) == 0; }
 
-double reductionLength(const conformance::TestCase& c) {
-  const auto& a = c.attrs;
-  const std::string& op = c.op;
-  if (op == "softmaxLast" || op == "logSoftmaxLast" || op == "topKMask")
-    return a.s && !a.s->empty() ? static_cast<double>(a.s->back()) : 1.0;
-  if (op == "layerNorm") return a.embedDim ? static_cast<double>(*a.embedDim) : 1.0;
-  if (op == "batchNorm") return a.spatial ? static_cast<double>(sizeOf(*a.spatial)) : 1.0;
-  if (op == "crossEntropy" || op == "distill")
-    return a.s ? static_cast<double>(sizeOf(*a.s)) : 1.0;
-  return 1.0;
-}
-
 double referenceBudgetUlps(const std::string& provenance, const conformance::TestCase& c) {
   if (!isLeanProvenance(provenance)) return kReferenceBudgetUlps;
-  return kReferenceBudgetUlps + 2.0 * std::max(1.0, reductionLength(c));
+  const conformance::OpInfo* op = conformance::findSubject(c.op);
+  const double n = op ? conformance::reductionLength(*op, c) : 1.0;
+  return kReferenceBudgetUlps + 2.0 * std::max(1.0, n);
 }
 
 }  // namespace tapecheck::vectors

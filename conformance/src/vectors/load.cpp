@@ -35,17 +35,6 @@ namespace {
 using Json = nlohmann::ordered_json;
 using conformance::TensorData;
 
-#define TRY_ASSIGN(var, expr)           \
-  auto var##_r = (expr);                \
-  if (!var##_r) return var##_r.error(); \
-  auto var = std::move(var##_r).value()
-
-#define TRY_STATUS(expr)          \
-  do {                            \
-    auto s_ = (expr);             \
-    if (!s_) return s_.error();   \
-  } while (0)
-
 std::string typeName(const Json& j) {
   switch (j.type()) {
     case Json::value_t::null: return "null";
@@ -114,7 +103,7 @@ class Reader {
     return j.get<std::string>();
   }
   Result<std::string> nonEmptyString(const Json& j, const std::string& path) const {
-    TRY_ASSIGN(s, string(j, path));
+    TAPECHECK_TRY(s, string(j, path));
     if (s.empty()) return fail(path, "must not be empty");
     return s;
   }
@@ -132,11 +121,11 @@ class Reader {
   }
 
   Result<Shape> shape(const Json& j, const std::string& path) const {
-    TRY_STATUS(array(j, path));
+    TAPECHECK_TRY_STATUS(array(j, path));
     Shape s;
     s.reserve(j.size());
     for (std::size_t i = 0; i < j.size(); ++i) {
-      TRY_ASSIGN(d, uint(j[i], index(path, i)));
+      TAPECHECK_TRY(d, uint(j[i], index(path, i)));
       s.push_back(d);
     }
     return s;
@@ -145,10 +134,10 @@ class Reader {
   // {shape, values}: values are binary64 bit patterns, exactly size(shape) of them.
   Result<TensorData> tensorFields(const Json& j, const std::string& path,
                                   bool binary32Inputs) const {
-    TRY_ASSIGN(s, shape(j.at("shape"), field(path, "shape")));
+    TAPECHECK_TRY(s, shape(j.at("shape"), field(path, "shape")));
     const Json& vs = j.at("values");
     const std::string vpath = field(path, "values");
-    TRY_STATUS(array(vs, vpath));
+    TAPECHECK_TRY_STATUS(array(vs, vpath));
     const Dim need = sizeOf(s);
     if (vs.size() != need)
       return fail(vpath, "holds " + std::to_string(vs.size()) + " values but shape " +
@@ -156,7 +145,7 @@ class Reader {
     TensorData t{s, {}};
     t.values.reserve(vs.size());
     for (std::size_t i = 0; i < vs.size(); ++i) {
-      TRY_ASSIGN(b, uint(vs[i], index(vpath, i)));
+      TAPECHECK_TRY(b, uint(vs[i], index(vpath, i)));
       const double v = fromBits(b);
       if (binary32Inputs && !isBinary32(v)) {
         std::ostringstream msg;
@@ -172,31 +161,31 @@ class Reader {
   }
 
   Result<TensorData> tensor(const Json& j, const std::string& path, bool binary32Inputs) const {
-    TRY_STATUS(object(j, path, schema::kTensor));
+    TAPECHECK_TRY_STATUS(object(j, path, schema::kTensor));
     return tensorFields(j, path, binary32Inputs);
   }
 
   Result<conformance::Leaf> leaf(const Json& j, const std::string& path) const {
-    TRY_STATUS(object(j, path, schema::kLeaf));
-    TRY_ASSIGN(requiresGrad, boolean(j.at("requiresGrad"), field(path, "requiresGrad")));
-    TRY_ASSIGN(value, tensorFields(j, path, /*binary32Inputs=*/true));
+    TAPECHECK_TRY_STATUS(object(j, path, schema::kLeaf));
+    TAPECHECK_TRY(requiresGrad, boolean(j.at("requiresGrad"), field(path, "requiresGrad")));
+    TAPECHECK_TRY(value, tensorFields(j, path, /*binary32Inputs=*/true));
     return conformance::Leaf{std::move(value), requiresGrad};
   }
 
   Result<Generator> generator(const Json& j, const std::string& path) const {
-    TRY_STATUS(object(j, path, schema::kGenerator));
-    TRY_ASSIGN(name, nonEmptyString(j.at("name"), field(path, "name")));
-    TRY_ASSIGN(version, nonEmptyString(j.at("version"), field(path, "version")));
-    TRY_ASSIGN(provenance, nonEmptyString(j.at("provenance"), field(path, "provenance")));
+    TAPECHECK_TRY_STATUS(object(j, path, schema::kGenerator));
+    TAPECHECK_TRY(name, nonEmptyString(j.at("name"), field(path, "name")));
+    TAPECHECK_TRY(version, nonEmptyString(j.at("version"), field(path, "version")));
+    TAPECHECK_TRY(provenance, nonEmptyString(j.at("provenance"), field(path, "provenance")));
     return Generator{name, version, provenance};
   }
 
   // Optional provenance: anchors of docs/spec.md, each once.
   Result<std::vector<std::string>> specRules(const Json& j, const std::string& path) const {
-    TRY_STATUS(array(j, path));
+    TAPECHECK_TRY_STATUS(array(j, path));
     std::vector<std::string> out;
     for (std::size_t i = 0; i < j.size(); ++i) {
-      TRY_ASSIGN(s, string(j[i], index(path, i)));
+      TAPECHECK_TRY(s, string(j[i], index(path, i)));
       if (!schema::isSpecRule(s))
         return fail(index(path, i), "'" + s + "' is not a rule of docs/spec.md "
                                               "(docs/spec.md#anchor)");
@@ -208,10 +197,10 @@ class Reader {
   }
 
   Result<std::vector<std::string>> header(const Json& j, const std::string& path) const {
-    TRY_STATUS(array(j, path));
+    TAPECHECK_TRY_STATUS(array(j, path));
     std::vector<std::string> out;
     for (std::size_t i = 0; i < j.size(); ++i) {
-      TRY_ASSIGN(s, string(j[i], index(path, i)));
+      TAPECHECK_TRY(s, string(j[i], index(path, i)));
       out.push_back(s);
     }
     return out;
@@ -225,8 +214,8 @@ class Reader {
       const std::string p = field(path, flag);
       if (!schema::isFlagName(flag))
         return fail(p, "flag names are letters and digits, starting with a letter");
-      TRY_STATUS(object(note, p, schema::kNote));
-      TRY_ASSIGN(d, string(note.at("description"), field(p, "description")));
+      TAPECHECK_TRY_STATUS(object(note, p, schema::kNote));
+      TAPECHECK_TRY(d, string(note.at("description"), field(p, "description")));
       out.emplace_back(flag, d);
     }
     return out;
@@ -234,7 +223,7 @@ class Reader {
 
   Result<std::vector<std::string>> flags(const Json& j, const std::string& path,
                                          const std::set<std::string>& declared) const {
-    TRY_STATUS(array(j, path));
+    TAPECHECK_TRY_STATUS(array(j, path));
     std::vector<std::string> out;
     for (std::size_t i = 0; i < j.size(); ++i) {
       const std::string p = index(path, i);
@@ -265,7 +254,7 @@ class Reader {
       if (std::find(op.tensorArgs.begin(), op.tensorArgs.end(), name) == op.tensorArgs.end())
         return fail(p, "'" + name + "' is not a tensor argument of " + op.name + " (it takes " +
                            joinNames(op.tensorArgs) + ")");
-      TRY_ASSIGN(v, uint(id, p));
+      TAPECHECK_TRY(v, uint(id, p));
       out[name] = v;
     }
     for (const auto& name : op.tensorArgs)
@@ -276,7 +265,7 @@ class Reader {
   // attrs: the SPEC.md names only (schema), the op's own only, its required ones present.
   Result<conformance::Attrs> attrs(const Json& j, const std::string& path,
                                    const conformance::OpInfo& op) const {
-    TRY_STATUS(object(j, path, schema::kAttrs));
+    TAPECHECK_TRY_STATUS(object(j, path, schema::kAttrs));
     std::vector<std::string> takes = op.attrNames;
     takes.insert(takes.end(), op.optionalAttrNames.begin(), op.optionalAttrNames.end());
     conformance::Attrs a;
@@ -286,31 +275,31 @@ class Reader {
         return fail(p, "'" + name + "' is not an argument of " + op.name + " (it takes " +
                            joinNames(takes) + ")");
       if (name == "s") {
-        TRY_ASSIGN(x, shape(v, p));
+        TAPECHECK_TRY(x, shape(v, p));
         a.s = x;
       } else if (name == "spatial") {
-        TRY_ASSIGN(x, shape(v, p));
+        TAPECHECK_TRY(x, shape(v, p));
         a.spatial = x;
       } else if (name == "k") {
-        TRY_ASSIGN(x, uint(v, p));
+        TAPECHECK_TRY(x, uint(v, p));
         a.k = x;
       } else if (name == "axis") {
-        TRY_ASSIGN(x, uint(v, p));
+        TAPECHECK_TRY(x, uint(v, p));
         a.axis = x;
       } else if (name == "seqLen") {
-        TRY_ASSIGN(x, uint(v, p));
+        TAPECHECK_TRY(x, uint(v, p));
         a.seqLen = x;
       } else if (name == "embedDim") {
-        TRY_ASSIGN(x, uint(v, p));
+        TAPECHECK_TRY(x, uint(v, p));
         a.embedDim = x;
       } else if (name == "channels") {
-        TRY_ASSIGN(x, uint(v, p));
+        TAPECHECK_TRY(x, uint(v, p));
         a.channels = x;
       } else if (name == "mean") {
-        TRY_ASSIGN(x, boolean(v, p));
+        TAPECHECK_TRY(x, boolean(v, p));
         a.mean = x;
       } else if (name == "epsilon") {
-        TRY_ASSIGN(x, number(v, p));
+        TAPECHECK_TRY(x, number(v, p));
         a.epsilon = x;
       }
     }
@@ -328,21 +317,21 @@ class Reader {
       if (j.contains("value") || j.contains("grads"))
         return fail(path, "holds 'error' and a value or grads; it must be either "
                           "{value, grads?} or {error}");
-      TRY_STATUS(object(j, path, schema::kExpectedError));
-      TRY_ASSIGN(s, string(j.at("error"), field(path, "error")));
+      TAPECHECK_TRY_STATUS(object(j, path, schema::kExpectedError));
+      TAPECHECK_TRY(s, string(j.at("error"), field(path, "error")));
       e.error = s;
       return e;
     }
-    TRY_STATUS(object(j, path, schema::kExpectedValue));
-    TRY_ASSIGN(value, tensor(j.at("value"), field(path, "value"), false));
+    TAPECHECK_TRY_STATUS(object(j, path, schema::kExpectedValue));
+    TAPECHECK_TRY(value, tensor(j.at("value"), field(path, "value"), false));
     e.value = std::move(value);
     if (j.contains("grads")) {
       const std::string gp = field(path, "grads");
       const Json& gs = j.at("grads");
-      TRY_STATUS(array(gs, gp));
+      TAPECHECK_TRY_STATUS(array(gs, gp));
       std::vector<TensorData> grads;
       for (std::size_t i = 0; i < gs.size(); ++i) {
-        TRY_ASSIGN(g, tensor(gs[i], index(gp, i), false));
+        TAPECHECK_TRY(g, tensor(gs[i], index(gp, i), false));
         grads.push_back(std::move(g));
       }
       e.grads = std::move(grads);
@@ -351,7 +340,7 @@ class Reader {
   }
 
   Result<Expectation> result(const Json& j, const std::string& path) const {
-    TRY_ASSIGN(s, string(j, path));
+    TAPECHECK_TRY(s, string(j, path));
     if (s == "valid") return Expectation::Valid;
     if (s == "invalid") return Expectation::Invalid;
     if (s == "acceptable") return Expectation::Acceptable;
@@ -366,36 +355,36 @@ class Reader {
       auto id = uint(j.at("tcId"), "");
       if (id && id.value() >= 1) enterTest(id.value());
     }
-    TRY_STATUS(object(j, path, schema::kTest));
+    TAPECHECK_TRY_STATUS(object(j, path, schema::kTest));
     VectorTest t;
-    TRY_ASSIGN(tcId, uint(j.at("tcId"), field(path, "tcId")));
+    TAPECHECK_TRY(tcId, uint(j.at("tcId"), field(path, "tcId")));
     if (tcId < 1) return fail(field(path, "tcId"), "must be at least 1");
     t.tcId = tcId;
-    TRY_ASSIGN(comment, string(j.at("comment"), field(path, "comment")));
+    TAPECHECK_TRY(comment, string(j.at("comment"), field(path, "comment")));
     t.comment = comment;
-    TRY_ASSIGN(fl, flags(j.at("flags"), field(path, "flags"), declaredFlags));
+    TAPECHECK_TRY(fl, flags(j.at("flags"), field(path, "flags"), declaredFlags));
     t.flags = fl;
 
     const std::string lp = field(path, "leaves");
-    TRY_STATUS(array(j.at("leaves"), lp));
+    TAPECHECK_TRY_STATUS(array(j.at("leaves"), lp));
     t.testCase.op = op.name;
     for (std::size_t i = 0; i < j.at("leaves").size(); ++i) {
-      TRY_ASSIGN(l, leaf(j.at("leaves")[i], index(lp, i)));
+      TAPECHECK_TRY(l, leaf(j.at("leaves")[i], index(lp, i)));
       t.testCase.leaves.push_back(std::move(l));
     }
-    TRY_ASSIGN(c, call(j.at("call"), field(path, "call"), op));
+    TAPECHECK_TRY(c, call(j.at("call"), field(path, "call"), op));
     t.testCase.call = std::move(c);
-    TRY_ASSIGN(a, attrs(j.at("attrs"), field(path, "attrs"), op));
+    TAPECHECK_TRY(a, attrs(j.at("attrs"), field(path, "attrs"), op));
     t.testCase.attrs = std::move(a);
     if (j.contains("upstream")) {
-      TRY_ASSIGN(u, tensor(j.at("upstream"), field(path, "upstream"), /*binary32Inputs=*/true));
+      TAPECHECK_TRY(u, tensor(j.at("upstream"), field(path, "upstream"), /*binary32Inputs=*/true));
       t.testCase.upstream = std::move(u);
     }
-    TRY_ASSIGN(e, expected(j.at("expected"), field(path, "expected")));
+    TAPECHECK_TRY(e, expected(j.at("expected"), field(path, "expected")));
     t.expected = std::move(e);
-    TRY_ASSIGN(r, result(j.at("result"), field(path, "result")));
+    TAPECHECK_TRY(r, result(j.at("result"), field(path, "result")));
     t.result = r;
-    TRY_STATUS(consistent(t, path));
+    TAPECHECK_TRY_STATUS(consistent(t, path));
     return t;
   }
 
@@ -433,13 +422,13 @@ class Reader {
   }
 
   Result<VectorFile> file(const Json& j) {
-    TRY_STATUS(object(j, "", schema::kFile));
-    TRY_ASSIGN(schemaName, string(j.at("schema"), "schema"));
+    TAPECHECK_TRY_STATUS(object(j, "", schema::kFile));
+    TAPECHECK_TRY(schemaName, string(j.at("schema"), "schema"));
     if (schemaName != kSchemaName)
       return fail("schema", "'" + schemaName + "' is not '" + kSchemaName + "'");
     VectorFile f;
     f.path = label_;
-    TRY_ASSIGN(opName, string(j.at("op"), "op"));
+    TAPECHECK_TRY(opName, string(j.at("op"), "op"));
     const conformance::OpInfo* op = conformance::findOp(opName);
     if (!op) {
       std::vector<std::string> names;
@@ -448,36 +437,36 @@ class Reader {
                             joinNames(names) + ")");
     }
     f.op = opName;
-    TRY_ASSIGN(g, generator(j.at("generator"), "generator"));
+    TAPECHECK_TRY(g, generator(j.at("generator"), "generator"));
     f.generator = g;
     if (j.contains("specRules")) {
-      TRY_ASSIGN(rules, specRules(j.at("specRules"), "specRules"));
+      TAPECHECK_TRY(rules, specRules(j.at("specRules"), "specRules"));
       f.specRules = rules;
     }
     if (j.contains("torchleanCommit")) {
-      TRY_ASSIGN(commit, string(j.at("torchleanCommit"), "torchleanCommit"));
+      TAPECHECK_TRY(commit, string(j.at("torchleanCommit"), "torchleanCommit"));
       if (!schema::isCommitHash(commit))
         return fail("torchleanCommit", "'" + commit + "' is not a commit hash (40 lowercase hex "
                                                       "digits)");
       f.torchleanCommit = commit;
     }
-    TRY_ASSIGN(h, header(j.at("header"), "header"));
+    TAPECHECK_TRY(h, header(j.at("header"), "header"));
     f.header = h;
-    TRY_ASSIGN(n, notes(j.at("notes"), "notes"));
+    TAPECHECK_TRY(n, notes(j.at("notes"), "notes"));
     f.notes = n;
     std::set<std::string> declared;
     for (const auto& [flag, d] : f.notes) declared.insert(flag);
 
-    TRY_ASSIGN(count, uint(j.at("numberOfTests"), "numberOfTests"));
+    TAPECHECK_TRY(count, uint(j.at("numberOfTests"), "numberOfTests"));
     const Json& tests = j.at("tests");
-    TRY_STATUS(array(tests, "tests"));
+    TAPECHECK_TRY_STATUS(array(tests, "tests"));
     if (count != tests.size())
       return fail("numberOfTests", "is " + std::to_string(count) + " but tests holds " +
                                        std::to_string(tests.size()));
     std::map<std::uint64_t, std::size_t> seen;  // tcId -> index
     for (std::size_t i = 0; i < tests.size(); ++i) {
       const std::string p = index("tests", i);
-      TRY_ASSIGN(t, test(tests[i], p, *op, declared));
+      TAPECHECK_TRY(t, test(tests[i], p, *op, declared));
       if (auto it = seen.find(t.tcId); it != seen.end())
         return fail(field(p, "tcId"), "duplicate tcId (also tests[" +
                                           std::to_string(it->second) + "])");
@@ -523,9 +512,6 @@ Result<Json> parseJson(const std::string& text, const std::string& label) {
   }
 }
 
-#undef TRY_ASSIGN
-#undef TRY_STATUS
-
 }  // namespace
 
 Result<std::string> readTextFile(const std::string& path) {
@@ -540,11 +526,10 @@ Result<std::string> readTextFile(const std::string& path) {
 }
 
 Result<VectorFile> parseVectorText(const std::string& text, const std::string& label) {
-  auto json = parseJson(text, label);
-  if (!json) return json.error();
+  TAPECHECK_TRY(json, parseJson(text, label));
   try {
     Reader r(label);
-    return r.file(json.value());
+    return r.file(json);
   } catch (const std::exception& e) {
     // Every field is type-checked before it is read, so this is a bug; still not a crash.
     return Error{label + ": internal error while reading: " + e.what()};
@@ -552,9 +537,8 @@ Result<VectorFile> parseVectorText(const std::string& text, const std::string& l
 }
 
 Result<VectorFile> loadVectorFile(const std::string& path) {
-  auto text = readTextFile(path);
-  if (!text) return text.error();
-  return parseVectorText(text.value(), path);
+  TAPECHECK_TRY(text, readTextFile(path));
+  return parseVectorText(text, path);
 }
 
 Result<std::vector<std::string>> collectVectorFiles(const std::vector<std::string>& paths) {

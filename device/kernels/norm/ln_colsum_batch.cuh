@@ -16,7 +16,7 @@
 // rounds once to float. So a column sum is within (kLnBatchRowsMax + 1) * 2^-24 of the sum of
 // its terms' magnitudes (device/tests/gpu_ln_colsum_tests.cpp holds the kernels to that),
 // where exact products gave 2^-24: far inside the conformance budget of layerNorm (32 ulps of
-// a floor at least the sum of |dy * xhat|, conformance/src/floors.cpp).
+// a floor at least the sum of |dy * xhat|, conformance/src/ops/floor_support.cpp).
 //
 // Unbatched (warp tiles): the exact product in double, a row at a time; with their rows' slots
 // a warp's batches would cost registers those tiles do not have.

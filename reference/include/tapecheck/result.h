@@ -37,3 +37,17 @@ using Status = Result<Unit>;
 inline Status okStatus() { return Unit{}; }
 
 }  // namespace tapecheck
+
+// Early returns of an error, in a function that returns a Result or a Status:
+//   TAPECHECK_TRY(node, lookup(x, s));     // node: the value, or the error is returned
+//   TAPECHECK_TRY_STATUS(validate(table));  // a Status: its error is returned
+#define TAPECHECK_TRY(var, expr)                    \
+  auto var##_result_ = (expr);                      \
+  if (!var##_result_) return var##_result_.error(); \
+  auto var = std::move(var##_result_).value()
+
+#define TAPECHECK_TRY_STATUS(expr)                              \
+  do {                                                          \
+    auto tapecheck_status_ = (expr);                            \
+    if (!tapecheck_status_) return tapecheck_status_.error();   \
+  } while (0)

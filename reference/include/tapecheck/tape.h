@@ -69,7 +69,7 @@ class Tape {
     if (id >= nodes_.size()) return Error{errors::kInvalidNodeId};
     const Node& n = nodes_[id];
     if (n.value.shape != declared) return Error{errors::kShapeMismatch};
-    if (auto fits = numelU32(declared); !fits) return fits.error();
+    TAPECHECK_TRY_STATUS(numelU32(declared));
     if (backend_.count(n.value.data) != sizeOf(declared))
       return Error{errors::bufferSizeMismatch(sizeOf(declared), backend_.count(n.value.data))};
     return &n;
@@ -108,27 +108,24 @@ Result<std::vector<typename Backend::Buffer>> Tape<Backend>::backward(NodeId out
                                                                       const Value& seed) const {
   if (out >= nodes_.size()) return Error{errors::kInvalidOutputId};
   if (seed.shape != nodes_[out].value.shape) return Error{errors::kSeedMismatch};
-  if (auto fits = numelU32(seed.shape); !fits) return fits.error();
+  TAPECHECK_TRY_STATUS(numelU32(seed.shape));
   if (backend_.count(seed.data) != sizeOf(seed.shape))
     return Error{errors::bufferSizeMismatch(sizeOf(seed.shape), backend_.count(seed.data))};
 
   // Every node's gradient is allocated through numelU32 (docs/spec.md#backward, step 5): a tape
   // holding an empty leaf with a dimension of 2^32 or more cannot be differentiated.
-  for (const Node& n : nodes_)
-    if (auto fits = numelU32(n.value.shape); !fits) return fits.error();
+  for (const Node& n : nodes_) TAPECHECK_TRY_STATUS(numelU32(n.value.shape));
 
   std::vector<Buffer> grads;
   grads.reserve(nodes_.size());
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     if (i == out) {
-      auto seedCopy = backend_.copy(seed.data);
-      if (!seedCopy) return seedCopy.error();
-      grads.push_back(std::move(seedCopy).value());
+      TAPECHECK_TRY(seedCopy, backend_.copy(seed.data));
+      grads.push_back(std::move(seedCopy));
       continue;
     }
-    auto zeros = backend_.filled(sizeOf(nodes_[i].value.shape), 0.0);
-    if (!zeros) return zeros.error();
-    grads.push_back(std::move(zeros).value());
+    TAPECHECK_TRY(zeros, backend_.filled(sizeOf(nodes_[i].value.shape), 0.0));
+    grads.push_back(std::move(zeros));
   }
 
   // TorchLean's backwardDenseAll: only nodes reached from `out` run their pullbacks; the others
@@ -139,22 +136,20 @@ Result<std::vector<typename Backend::Buffer>> Tape<Backend>::backward(NodeId out
   for (std::size_t i = nodes_.size(); i-- > 0;) {
     const Node& n = nodes_[i];
     if (!reached[i] || !n.requiresGrad || !n.pullback) continue;
-    auto contributions = n.pullback(backend_, grads[i]);
-    if (!contributions) return contributions.error();
-    if (contributions.value().size() != n.parents.size())
+    TAPECHECK_TRY(contributions, n.pullback(backend_, grads[i]));
+    if (contributions.size() != n.parents.size())
       return Error{"tapecheck: internal error: pullback of " + n.name + " returned " +
-                   std::to_string(contributions.value().size()) + " contributions for " +
+                   std::to_string(contributions.size()) + " contributions for " +
                    std::to_string(n.parents.size()) + " parents"};
     for (std::size_t p = 0; p < n.parents.size(); ++p) {
       const NodeId parent = n.parents[p];
       reached[parent] = true;
       if (!nodes_[parent].requiresGrad) continue;
-      const Buffer& g = contributions.value()[p];
+      const Buffer& g = contributions[p];
       if (backend_.count(g) != sizeOf(nodes_[parent].value.shape))
         return Error{errors::kContributionShape};
-      auto sum = backend_.add(grads[parent], g);
-      if (!sum) return sum.error();
-      grads[parent] = std::move(sum).value();
+      TAPECHECK_TRY(sum, backend_.add(grads[parent], g));
+      grads[parent] = std::move(sum);
     }
   }
   return grads;

@@ -14,44 +14,37 @@ Result<NodeId> Tape<Backend>::crossEntropy(const Shape& s, std::uint64_t axis, N
   // s, every dimension) is checked by the lookups (docs/spec.md#cross-entropy-validation).
   AxisFold fold{0, 0, 0};
   if (!isEmptyTensor(s)) {
-    auto checked = foldAxisChecked(s, static_cast<std::size_t>(axis));
-    if (!checked) return checked.error();
-    fold = checked.value();
+    TAPECHECK_TRY(checked, foldAxisChecked(s, static_cast<std::size_t>(axis)));
+    fold = checked;
   }
-  auto lNode = lookup(logits, s);
-  if (!lNode) return lNode.error();
-  auto tNode = lookup(target, s);
-  if (!tNode) return tNode.error();
+  TAPECHECK_TRY(lNode, lookup(logits, s));
+  TAPECHECK_TRY(tNode, lookup(target, s));
 
   Node n;
   n.name = "cross_entropy";
   n.parents = {logits, target};
-  n.requiresGrad = lNode.value()->requiresGrad || tNode.value()->requiresGrad;
+  n.requiresGrad = lNode->requiresGrad || tNode->requiresGrad;
 
   if (isEmptyTensor(s)) {
     // The zero-seeded total of no terms is +0, so the loss -total is -0.0
     // (docs/spec.md#cross-entropy); the gradients are empty.
-    auto loss = backend_.filled(1, -0.0);
-    if (!loss) return loss.error();
-    n.value = Value{Shape{}, std::move(loss).value()};
+    TAPECHECK_TRY(loss, backend_.filled(1, -0.0));
+    n.value = Value{Shape{}, std::move(loss)};
     n.pullback = [](const Backend& b, const Buffer&) -> Result<std::vector<Buffer>> {
-      auto e1 = b.filled(0, 0.0), e2 = b.filled(0, 0.0);
-      if (!e1) return e1.error();
-      if (!e2) return e2.error();
-      return std::vector<Buffer>{std::move(e1).value(), std::move(e2).value()};
+      TAPECHECK_TRY(e1, b.filled(0, 0.0));
+      TAPECHECK_TRY(e2, b.filled(0, 0.0));
+      return std::vector<Buffer>{std::move(e1), std::move(e2)};
     };
     return append(std::move(n));
   }
 
-  const Buffer& t = tNode.value()->value.data;
-  auto fwd = backend_.crossEntropyFwd(fold, mean, lNode.value()->value.data, t);
-  if (!fwd) return fwd.error();
-  n.value = Value{Shape{}, fwd.value().loss};
-  n.pullback = [fold, mean, logp = fwd.value().logp, t](
+  const Buffer& t = tNode->value.data;
+  TAPECHECK_TRY(fwd, backend_.crossEntropyFwd(fold, mean, lNode->value.data, t));
+  n.value = Value{Shape{}, fwd.loss};
+  n.pullback = [fold, mean, logp = fwd.logp, t](
                    const Backend& b, const Buffer& dy) -> Result<std::vector<Buffer>> {
-    auto g = b.crossEntropyBwd(fold, mean, dy, logp, t);
-    if (!g) return g.error();
-    return std::vector<Buffer>{std::move(g.value().dlogits), std::move(g.value().dtarget)};
+    TAPECHECK_TRY(g, b.crossEntropyBwd(fold, mean, dy, logp, t));
+    return std::vector<Buffer>{std::move(g.dlogits), std::move(g.dtarget)};
   };
   return append(std::move(n));
 }
@@ -64,38 +57,31 @@ Result<NodeId> Tape<Backend>::distill(const Shape& s, std::uint64_t axis, NodeId
   // s, every dimension) is checked by the lookups (docs/spec.md#cross-entropy-validation).
   AxisFold fold{0, 0, 0};
   if (!isEmptyTensor(s)) {
-    auto checked = foldAxisChecked(s, static_cast<std::size_t>(axis));
-    if (!checked) return checked.error();
-    fold = checked.value();
+    TAPECHECK_TRY(checked, foldAxisChecked(s, static_cast<std::size_t>(axis)));
+    fold = checked;
   }
-  auto sNode = lookup(student, s);
-  if (!sNode) return sNode.error();
-  auto tNode = lookup(teacher, s);
-  if (!tNode) return tNode.error();
+  TAPECHECK_TRY(sNode, lookup(student, s));
+  TAPECHECK_TRY(tNode, lookup(teacher, s));
 
   Node n;
   n.name = "distill";
   n.parents = {student};  // the teacher is a constant: it never receives a contribution
-  n.requiresGrad = sNode.value()->requiresGrad;
+  n.requiresGrad = sNode->requiresGrad;
 
   if (isEmptyTensor(s)) {
-    auto loss = backend_.filled(1, -0.0);  // as crossEntropy's: -(+0)
-    if (!loss) return loss.error();
-    n.value = Value{Shape{}, std::move(loss).value()};
+    TAPECHECK_TRY(loss, backend_.filled(1, -0.0));  // as crossEntropy's: -(+0)
+    n.value = Value{Shape{}, std::move(loss)};
     n.pullback = [](const Backend& b, const Buffer&) { return detail::single(b.filled(0, 0.0)); };
     return append(std::move(n));
   }
 
-  auto p = backend_.softmaxAxis(fold, tNode.value()->value.data);
-  if (!p) return p.error();
-  auto fwd = backend_.crossEntropyFwd(fold, /*mean=*/true, sNode.value()->value.data, p.value());
-  if (!fwd) return fwd.error();
-  n.value = Value{Shape{}, fwd.value().loss};
-  n.pullback = [fold, logp = fwd.value().logp, p = std::move(p).value()](
+  TAPECHECK_TRY(p, backend_.softmaxAxis(fold, tNode->value.data));
+  TAPECHECK_TRY(fwd, backend_.crossEntropyFwd(fold, /*mean=*/true, sNode->value.data, p));
+  n.value = Value{Shape{}, fwd.loss};
+  n.pullback = [fold, logp = fwd.logp, p = std::move(p)](
                    const Backend& b, const Buffer& dy) -> Result<std::vector<Buffer>> {
-    auto g = b.crossEntropyBwd(fold, /*mean=*/true, dy, logp, p);
-    if (!g) return g.error();
-    return std::vector<Buffer>{std::move(g.value().dlogits)};
+    TAPECHECK_TRY(g, b.crossEntropyBwd(fold, /*mean=*/true, dy, logp, p));
+    return std::vector<Buffer>{std::move(g.dlogits)};
   };
   return append(std::move(n));
 }

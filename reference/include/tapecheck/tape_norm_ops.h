@@ -14,11 +14,9 @@ typename Tape<Backend>::Pullback normPullback(
   using Buffer = typename Backend::Buffer;
   return [fold, saved = std::move(saved), gamma = std::move(gamma), perRowGamma](
              const Backend& b, const Buffer& dy) -> Result<std::vector<Buffer>> {
-    auto g = perRowGamma ? b.batchNormBwd(fold, dy, saved.xhat, saved.invStd, gamma)
-                         : b.layerNormBwd(fold, dy, saved.xhat, saved.invStd, gamma);
-    if (!g) return g.error();
-    return std::vector<Buffer>{std::move(g.value().dx), std::move(g.value().dgamma),
-                               std::move(g.value().dbeta)};
+    TAPECHECK_TRY(g, perRowGamma ? b.batchNormBwd(fold, dy, saved.xhat, saved.invStd, gamma)
+                                 : b.layerNormBwd(fold, dy, saved.xhat, saved.invStd, gamma));
+    return std::vector<Buffer>{std::move(g.dx), std::move(g.dgamma), std::move(g.dbeta)};
   };
 }
 }  // namespace detail
@@ -32,24 +30,19 @@ Result<NodeId> Tape<Backend>::layerNorm(std::uint64_t seqLen, std::uint64_t embe
   if (seqLen > kUInt32Max || embedDim > kUInt32Max) return Error{errors::kTooLarge};
   const Shape xs{seqLen, embedDim};
   const RowFold fold{static_cast<std::uint32_t>(seqLen), static_cast<std::uint32_t>(embedDim)};
-  auto xNode = lookup(x, xs);
-  if (!xNode) return xNode.error();
-  auto gNode = lookup(gamma, Shape{embedDim});
-  if (!gNode) return gNode.error();
-  auto bNode = lookup(beta, Shape{embedDim});
-  if (!bNode) return bNode.error();
+  TAPECHECK_TRY(xNode, lookup(x, xs));
+  TAPECHECK_TRY(gNode, lookup(gamma, Shape{embedDim}));
+  TAPECHECK_TRY(bNode, lookup(beta, Shape{embedDim}));
 
-  auto fwd = backend_.layerNormFwd(fold, epsilon, xNode.value()->value.data,
-                                   gNode.value()->value.data, bNode.value()->value.data);
-  if (!fwd) return fwd.error();
+  TAPECHECK_TRY(fwd, backend_.layerNormFwd(fold, epsilon, xNode->value.data, gNode->value.data,
+                                           bNode->value.data));
   Node n;
   n.name = "layer_norm";
   n.parents = {x, gamma, beta};
-  n.requiresGrad = xNode.value()->requiresGrad || gNode.value()->requiresGrad ||
-                   bNode.value()->requiresGrad;
-  n.value = Value{xs, fwd.value().y};
-  n.pullback = detail::normPullback<Backend>(fold, std::move(fwd).value(),
-                                             gNode.value()->value.data, /*perRowGamma=*/false);
+  n.requiresGrad = xNode->requiresGrad || gNode->requiresGrad || bNode->requiresGrad;
+  n.value = Value{xs, fwd.y};
+  n.pullback = detail::normPullback<Backend>(fold, std::move(fwd), gNode->value.data,
+                                             /*perRowGamma=*/false);
   return append(std::move(n));
 }
 
@@ -65,24 +58,19 @@ Result<NodeId> Tape<Backend>::batchNorm(std::uint64_t channels, const Shape& spa
   const Dim S = sizeOf(spatial);
   if (channels > kUInt32Max || S > kUInt32Max) return Error{errors::kTooLarge};
   const RowFold fold{static_cast<std::uint32_t>(channels), static_cast<std::uint32_t>(S)};
-  auto xNode = lookup(x, xs);
-  if (!xNode) return xNode.error();
-  auto gNode = lookup(gamma, Shape{channels});
-  if (!gNode) return gNode.error();
-  auto bNode = lookup(beta, Shape{channels});
-  if (!bNode) return bNode.error();
+  TAPECHECK_TRY(xNode, lookup(x, xs));
+  TAPECHECK_TRY(gNode, lookup(gamma, Shape{channels}));
+  TAPECHECK_TRY(bNode, lookup(beta, Shape{channels}));
 
-  auto fwd = backend_.batchNormFwd(fold, epsilon, xNode.value()->value.data,
-                                   gNode.value()->value.data, bNode.value()->value.data);
-  if (!fwd) return fwd.error();
+  TAPECHECK_TRY(fwd, backend_.batchNormFwd(fold, epsilon, xNode->value.data, gNode->value.data,
+                                           bNode->value.data));
   Node n;
   n.name = "batch_norm";
   n.parents = {x, gamma, beta};
-  n.requiresGrad = xNode.value()->requiresGrad || gNode.value()->requiresGrad ||
-                   bNode.value()->requiresGrad;
-  n.value = Value{xs, fwd.value().y};
-  n.pullback = detail::normPullback<Backend>(fold, std::move(fwd).value(),
-                                             gNode.value()->value.data, /*perRowGamma=*/true);
+  n.requiresGrad = xNode->requiresGrad || gNode->requiresGrad || bNode->requiresGrad;
+  n.value = Value{xs, fwd.y};
+  n.pullback = detail::normPullback<Backend>(fold, std::move(fwd), gNode->value.data,
+                                             /*perRowGamma=*/true);
   return append(std::move(n));
 }
 

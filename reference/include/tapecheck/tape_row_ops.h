@@ -26,39 +26,32 @@ Result<NodeId> Tape<Backend>::rowOpLast(const char* name, const Shape& s, NodeId
   if (!isScalar(s) && isEmptyTensor(s)) {
     // Empty: the value is a copy of x and the pullback copies the upstream gradient. The lookup
     // still validates x: an empty shape with a dimension of 2^32 or more is too large.
-    auto xNode = lookup(x, s);
-    if (!xNode) return xNode.error();
-    auto y = backend_.copy(xNode.value()->value.data);
-    if (!y) return y.error();
-    n.value = Value{s, std::move(y).value()};
-    n.requiresGrad = gradFlows && xNode.value()->requiresGrad;
+    TAPECHECK_TRY(xNode, lookup(x, s));
+    TAPECHECK_TRY(y, backend_.copy(xNode->value.data));
+    n.value = Value{s, std::move(y)};
+    n.requiresGrad = gradFlows && xNode->requiresGrad;
     n.pullback = [](const Backend& b, const Buffer& up) { return detail::single(b.copy(up)); };
     return append(std::move(n));
   }
 
   if (isScalar(s)) {
     // Scalar: a constant, computed only after x has been validated; zero gradient.
-    auto xNode = lookup(x, s);
-    if (!xNode) return xNode.error();
-    auto y = backend_.filled(1, static_cast<double>(scalarValue));
-    if (!y) return y.error();
-    n.value = Value{s, std::move(y).value()};
-    n.requiresGrad = gradFlows && xNode.value()->requiresGrad;
+    TAPECHECK_TRY(xNode, lookup(x, s));
+    TAPECHECK_TRY(y, backend_.filled(1, static_cast<double>(scalarValue)));
+    n.value = Value{s, std::move(y)};
+    n.requiresGrad = gradFlows && xNode->requiresGrad;
     n.pullback = [](const Backend& b, const Buffer&) { return detail::single(b.filled(1, 0.0)); };
     return append(std::move(n));
   }
 
   // rows and cols are each checked against UInt32 before the lookup of x; the element count
   // is checked by the lookup (docs/spec.md#row-op-last).
-  auto fold = foldRows(s);
-  if (!fold) return fold.error();
-  auto xNode = lookup(x, s);
-  if (!xNode) return xNode.error();
-  auto y = forward(fold.value(), xNode.value()->value.data);
-  if (!y) return y.error();
-  n.requiresGrad = gradFlows && xNode.value()->requiresGrad;
-  n.pullback = makePullback(fold.value(), y.value());
-  n.value = Value{s, std::move(y).value()};
+  TAPECHECK_TRY(fold, foldRows(s));
+  TAPECHECK_TRY(xNode, lookup(x, s));
+  TAPECHECK_TRY(y, forward(fold, xNode->value.data));
+  n.requiresGrad = gradFlows && xNode->requiresGrad;
+  n.pullback = makePullback(fold, y);
+  n.value = Value{s, std::move(y)};
   return append(std::move(n));
 }
 

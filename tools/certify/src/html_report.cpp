@@ -7,8 +7,11 @@
 #include <sstream>
 
 #include "tapecheck/certify/verdict.h"
+#include "tapecheck/conformance/format.h"
 
 namespace tapecheck::certify {
+
+using conformance::formatFigure;
 namespace {
 
 const char* kReplacement = "\xEF\xBF\xBD";  // U+FFFD
@@ -236,7 +239,7 @@ std::string svgHistogram(const std::vector<double>& errorsUlps, double budgetUlp
     const bool nearRight = x > width - 70;  // keep the label inside the picture
     s << "<text x=\"" << fixed(nearRight ? x - 3 : x + 3) << "\" y=\"" << fixed(top - 2)
       << "\" font-size=\"9\" fill=\"#cf222e\" text-anchor=\"" << (nearRight ? "end" : "start")
-      << "\">budget " << htmlEscape(formatUlps(budgetUlps)) << "</text>\n";
+      << "\">budget " << htmlEscape(formatFigure(budgetUlps)) << "</text>\n";
   }
   s << "<text x=\"" << fixed(left) << "\" y=\"" << fixed(height - 6)
     << "\" font-size=\"9\" fill=\"#656d76\">error in ulps (log2 bins; counts on a log scale; "
@@ -302,8 +305,8 @@ std::string renderHtmlReport(const Certificate& cert) {
     h << "<h2>Changes since the baseline</h2>\n<p>Baseline: " << htmlEscape(b.kernelsName) << " "
       << htmlEscape(b.kernelsVersion) << " (git <code>" << htmlEscape(b.gitRevision)
       << "</code>, certificate SHA-256 <code>" << htmlEscape(b.sha256) << "</code>). Rule: a "
-      << "max error more than " << htmlEscape(formatUlps(b.growthFactor))
-      << "&times; the baseline's and by more than " << htmlEscape(formatUlps(b.growthSlackUlps))
+      << "max error more than " << htmlEscape(formatFigure(b.growthFactor))
+      << "&times; the baseline's and by more than " << htmlEscape(formatFigure(b.growthSlackUlps))
       << " ulp rejects, even within budget.";
     if (b.corpusSha256 != id.corpusSha256)
       h << " <strong>The vector corpus differs from the baseline's.</strong>";
@@ -321,10 +324,10 @@ std::string renderHtmlReport(const Certificate& cert) {
         h << (c.rejects ? "<tr class=\"bad\">" : "<tr>") << "<td>" << htmlEscape(c.op)
           << "</td><td>" << htmlEscape(c.pass) << "</td><td>" << htmlEscape(c.kind)
           << "</td><td class=\"n\">" << c.baselineFailures << " &rarr; " << c.failures
-          << "</td><td class=\"n\">" << htmlEscape(formatUlps(c.baselineMaxUlps)) << " &rarr; "
-          << htmlEscape(formatUlps(c.maxUlps)) << "</td><td class=\"n\">"
-          << htmlEscape(formatUlps(c.baselineP99Ulps)) << " &rarr; "
-          << htmlEscape(formatUlps(c.p99Ulps)) << "</td></tr>\n";
+          << "</td><td class=\"n\">" << htmlEscape(formatFigure(c.baselineMaxUlps)) << " &rarr; "
+          << htmlEscape(formatFigure(c.maxUlps)) << "</td><td class=\"n\">"
+          << htmlEscape(formatFigure(c.baselineP99Ulps)) << " &rarr; "
+          << htmlEscape(formatFigure(c.p99Ulps)) << "</td></tr>\n";
       }
     h << "</table>\n";
   }
@@ -347,7 +350,7 @@ std::string renderHtmlReport(const Certificate& cert) {
       << anchorOf(op.op) << "\">" << htmlEscape(op.op) << "</a></td><td>"
       << verdictBadge(op.verdict) << "</td><td>" << htmlEscape(passes) << "</td><td class=\"n\">"
       << cases << "</td><td class=\"n\">" << failures << "</td><td class=\"n\">" << mistrusted
-      << "</td><td class=\"n\">" << htmlEscape(formatUlps(worst)) << "</td></tr>\n";
+      << "</td><td class=\"n\">" << htmlEscape(formatFigure(worst)) << "</td></tr>\n";
   }
   h << "</table>\n";
 
@@ -378,10 +381,10 @@ std::string renderHtmlReport(const Certificate& cert) {
         << htmlEscape(p.pass) << "</td><td>" << verdictBadge(p.verdict) << "</td><td class=\"n\">"
         << p.cases << "</td><td class=\"n\">" << p.failures << "</td><td class=\"n\">"
         << p.mistrusted << "</td><td class=\"n\">" << p.skipped << "</td><td class=\"n\">"
-        << htmlEscape(formatUlps(p.maxUlps)) << "</td><td class=\"n\">"
-        << htmlEscape(formatUlps(p.p99Ulps)) << "</td><td class=\"n\">"
-        << htmlEscape(formatUlps(p.meanUlps)) << "</td><td class=\"n\">"
-        << htmlEscape(formatUlps(p.budgetUlps)) << "</td></tr>\n";
+        << htmlEscape(formatFigure(p.maxUlps)) << "</td><td class=\"n\">"
+        << htmlEscape(formatFigure(p.p99Ulps)) << "</td><td class=\"n\">"
+        << htmlEscape(formatFigure(p.meanUlps)) << "</td><td class=\"n\">"
+        << htmlEscape(formatFigure(p.budgetUlps)) << "</td></tr>\n";
     }
     h << "</table>\n";
     for (const PassRecord& p : op.passes) h << reasonsList(p.reasons);
@@ -407,7 +410,7 @@ std::string renderHtmlReport(const Certificate& cert) {
           repro += "<span class=\"muted\">inputs: <code>" + htmlEscape(e.valuesFile) +
                    "</code></span>";
         h << row({htmlEscape(e.group), "<code>" + htmlEscape(e.shape) + "</code>",
-                  htmlEscape(formatUlps(e.errorUlps)), htmlEscape(e.reason), repro});
+                  htmlEscape(formatFigure(e.errorUlps)), htmlEscape(e.reason), repro});
       }
       h << "</table>\n";
     }

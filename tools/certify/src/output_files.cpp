@@ -28,13 +28,12 @@ Result<CorpusDigest> hashCorpus(const std::string& root) {
   std::sort(files.begin(), files.end());
   Sha256 h;
   for (const auto& [relative, path] : files) {
-    Result<std::string> bytes = readFileText(path.string());
-    if (!bytes) return bytes.error();
+    TAPECHECK_TRY(bytes, readFileText(path.string()));
     h.update(relative);
     h.update(std::string_view("\0", 1));
-    h.update(std::to_string(bytes.value().size()));
+    h.update(std::to_string(bytes.size()));
     h.update(std::string_view("\0", 1));
-    h.update(bytes.value());
+    h.update(bytes);
   }
   return CorpusDigest{h.hexDigest(), files.size()};
 }

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+
+#include "tapecheck/conformance/format.h"
 
 namespace tapecheck::certify {
+
+using conformance::formatFigure;
 namespace {
 
 std::string count(std::uint64_t n) { return std::to_string(n); }
@@ -16,20 +19,20 @@ void judgePass(const std::string& op, PassRecord& p, const JudgeOptions& options
   const std::string who = passName(op, p.pass);
   if (p.failures > 0)
     p.reasons.push_back(who + ": " + count(p.failures) + " of " + count(p.cases) +
-                        " cases failed (max error " + formatUlps(p.maxUlps) + " ulps, budget " +
-                        formatUlps(p.budgetUlps) + " ulps)" +
+                        " cases failed (max error " + formatFigure(p.maxUlps) + " ulps, budget " +
+                        formatFigure(p.budgetUlps) + " ulps)" +
                         (p.faults > 0 ? "; the kernels faulted on " + count(p.faults) +
                                             (p.faults == 1 ? " case: " : " cases, the first: ") +
                                             p.firstFault
                                       : std::string()));
   else if (p.budgetUlps > 0 && !(p.maxUlps <= p.budgetUlps))  // (the line above says it too)
-    p.reasons.push_back(who + ": max error " + formatUlps(p.maxUlps) +
-                        " ulps exceeds the budget of " + formatUlps(p.budgetUlps) + " ulps");
+    p.reasons.push_back(who + ": max error " + formatFigure(p.maxUlps) +
+                        " ulps exceeds the budget of " + formatFigure(p.budgetUlps) + " ulps");
   if (p.cases > 0 &&
       static_cast<double>(p.mistrusted) > options.maxMistrustedFraction * double(p.cases))
     p.reasons.push_back(who + ": " + count(p.mistrusted) + " of " + count(p.cases) +
                         " cases mistrusted (more than " +
-                        formatUlps(100 * options.maxMistrustedFraction) +
+                        formatFigure(100 * options.maxMistrustedFraction) +
                         "% of the cases are no evidence)");
   // A pass without cases was not run (a shard without its share of them, or a pass the op
   // does not have): there is nothing to judge; the op-level rule catches an op never run.
@@ -72,12 +75,12 @@ void compareWithBaseline(Certificate& cert, const Certificate& baseline,
       if (errorGrew(bp.maxUlps, p->maxUlps, options.growthFactor, options.growthSlackUlps)) {
         c.kind = "error-growth";
         c.rejects = true;
-        p->reasons.push_back(who + ": max error grew from " + formatUlps(bp.maxUlps) +
+        p->reasons.push_back(who + ": max error grew from " + formatFigure(bp.maxUlps) +
                              " ulps in the baseline (" + baseline.identity.kernelsName + " " +
                              baseline.identity.kernelsVersion + ") to " +
-                             formatUlps(p->maxUlps) + " ulps, more than " +
-                             formatUlps(options.growthFactor) + "x and by more than " +
-                             formatUlps(options.growthSlackUlps) + " ulp");
+                             formatFigure(p->maxUlps) + " ulps, more than " +
+                             formatFigure(options.growthFactor) + "x and by more than " +
+                             formatFigure(options.growthSlackUlps) + " ulp");
       } else if (p->failures > bp.failures) {
         c.kind = "new-failures";
         c.rejects = true;  // failures reject on their own; named here for the report
@@ -106,14 +109,6 @@ void compareWithBaseline(Certificate& cert, const Certificate& baseline,
 }
 
 }  // namespace
-
-std::string formatUlps(double ulps) {
-  if (std::isnan(ulps)) return "nan";
-  if (std::isinf(ulps)) return ulps > 0 ? "inf" : "-inf";
-  char text[64];
-  std::snprintf(text, sizeof text, "%.4g", ulps);
-  return text;
-}
 
 bool errorGrew(double baselineMaxUlps, double currentMaxUlps, double factor, double slackUlps) {
   if (std::isnan(currentMaxUlps)) return !std::isnan(baselineMaxUlps);

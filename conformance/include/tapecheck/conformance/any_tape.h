@@ -48,9 +48,8 @@ class TapeAdapter final : public AnyTape {
   const Tape<Backend>& tape() const { return tape_; }
 
   Result<NodeId> leaf(const TensorData& v, bool requiresGrad) override {
-    auto buffer = tape_.backend().fromHost(v.values);
-    if (!buffer) return buffer.error();
-    return tape_.leaf(v.shape, std::move(buffer).value(), requiresGrad);
+    TAPECHECK_TRY(buffer, tape_.backend().fromHost(v.values));
+    return tape_.leaf(v.shape, std::move(buffer), requiresGrad);
   }
   Result<TensorData> value(NodeId id) const override {
     if (id >= tape_.size()) return Error{errors::kInvalidNodeId};
@@ -81,14 +80,12 @@ class TapeAdapter final : public AnyTape {
     return tape_.distill(s, axis, student, teacher);
   }
   Result<std::vector<TensorData>> backward(NodeId out, const TensorData& seed) const override {
-    auto seedBuffer = tape_.backend().fromHost(seed.values);
-    if (!seedBuffer) return seedBuffer.error();
-    auto grads = tape_.backward(out, {seed.shape, std::move(seedBuffer).value()});
-    if (!grads) return grads.error();
+    TAPECHECK_TRY(seedBuffer, tape_.backend().fromHost(seed.values));
+    TAPECHECK_TRY(grads, tape_.backward(out, {seed.shape, std::move(seedBuffer)}));
     std::vector<TensorData> out2;
-    out2.reserve(grads.value().size());
-    for (std::size_t i = 0; i < grads.value().size(); ++i)
-      out2.push_back({tape_.node(i).value.shape, tape_.backend().toHost(grads.value()[i])});
+    out2.reserve(grads.size());
+    for (std::size_t i = 0; i < grads.size(); ++i)
+      out2.push_back({tape_.node(i).value.shape, tape_.backend().toHost(grads[i])});
     return out2;
   }
 

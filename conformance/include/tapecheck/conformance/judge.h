@@ -101,12 +101,6 @@ DotCheck dotProductCheck(const OpInfo& op, const TestCase& c, const Outcome& act
                          const Outcome& expected, const TapeFactory& reference64,
                          std::uint64_t seed);
 
-// "12.3ulp", "inf", "0ulp".
-std::string formatUlps(double ulps);
-
-// A value in a verdict's reason: "%.9g" (every binary32 exactly, "nan", "inf").
-std::string formatNumber(double v);
-
 // The floor element i of an output is judged against: its rule's floor, raised to 2^-126.
 inline double elementFloor(const std::vector<double>& floors, std::size_t i) {
   return std::max(i < floors.size() ? floors[i] : 0.0, kBinary32MinNormal);

@@ -1,8 +1,10 @@
 // The op registry, in the spirit of PyTorch's OpInfo: one entry per SPEC.md operation, the single
 // place that says how the operation is called, how its cases are generated, which outputs and
-// gradients are compared, at which scale (floors) and within which budget, and which inputs are
-// known to be hard for kernels. Golden-vector checks, property runs and certification all iterate
-// this list; nothing else lists the operations.
+// gradients are compared, at which scale (floors) and within which budget, which inputs are
+// known to be hard for kernels, and which golden vectors it has. Each entry is assembled in the
+// op's own file (src/ops/<op>.cpp) and listed in src/ops/registry.cpp. Golden-vector checks and
+// generation, property runs and certification all iterate this list; nothing else lists the
+// operations.
 //
 // Beside the operations there are a few chained tape programs (programRegistry(): an op feeding
 // another op and a loss, with a leaf used twice) so that gradient accumulation across nodes is
@@ -19,6 +21,7 @@
 #include "tapecheck/conformance/budgets.h"
 #include "tapecheck/conformance/case_params.h"
 #include "tapecheck/conformance/test_case.h"
+#include "tapecheck/vectors/corpus.h"
 
 namespace tapecheck::conformance {
 
@@ -39,7 +42,11 @@ struct OpInfo {
   std::vector<std::string> uses;  // the SPEC.md ops it exercises ({name} for an op)
   bool program = false;           // a chained tape program, not a single operation
   ShapeFamily family = ShapeFamily::RowsLast;  // how its shapes are drawn (generators.h)
-  std::vector<Fill> fills;        // value fills, in the order the first cases use them
+  // Value fills, in the order the first cases use them (each of the first 2 * |fills| cases
+  // takes the next one), so a kernel's classic mistake shows within the first few cases: the
+  // ~88 and -1e7 logits for an unshifted exp, the large offset for a one-pass variance, ties and
+  // NaN for topKMask's order, zero variance for a missing epsilon.
+  std::vector<Fill> fills;
   std::vector<std::string> hardFlags;  // flags of its known-hard inputs (golden-vector flags)
   const OpBudget* budget = nullptr;    // budgets.h
   bool hasBackward = true;        // false: no gradient to compare (topKMask)
@@ -53,6 +60,10 @@ struct OpInfo {
   std::function<TestCase(const CaseParams&)> makeCase;
   // The floor of every element of every compared output, from the case and the expected outcome.
   std::function<Floors(const TestCase&, const Outcome& expected)> floors;
+
+  // --- its golden vectors (vectors/golden/<op>-<theme>.json) --------------------------------
+  // The op's corpus files as code; `tapecheck vectors generate` writes them. Empty for programs.
+  std::function<std::vector<vectors::CorpusFile>()> corpus;
 };
 
 const std::vector<OpInfo>& opRegistry();       // the SPEC.md operations, in SPEC.md order

@@ -1,5 +1,6 @@
-// The golden-vector corpus as code: case definitions chosen by hand (conformance/src/vectors/corpus_*.cpp,
-// one file per op), turned into v1 files by `tapecheck vectors generate`.
+// The golden-vector corpus as code: case definitions chosen by hand (each op's file,
+// conformance/src/ops/<op>.cpp, its OpInfo's `corpus`), turned into v1 files by
+// `tapecheck vectors generate`.
 //
 // A case states its inputs, its flags and what it expects: `valid` (the expected value and
 // gradients are computed by the multi-precision oracle, rounded to binary64), `invalid` with the
@@ -66,15 +67,8 @@ struct CorpusFile {
   std::string fileName() const { return op + "-" + theme + ".json"; }
 };
 
-// Each op's files (conformance/src/vectors/corpus_<op>.cpp).
-std::vector<CorpusFile> corpusSoftmaxLast();
-std::vector<CorpusFile> corpusLogSoftmaxLast();
-std::vector<CorpusFile> corpusTopKMask();
-std::vector<CorpusFile> corpusLayerNorm();
-std::vector<CorpusFile> corpusBatchNorm();
-std::vector<CorpusFile> corpusCrossEntropy();
-std::vector<CorpusFile> corpusDistill();
-std::vector<CorpusFile> corpusFiles();  // all of them, in registry order
+// Every op's files, in registry order.
+std::vector<CorpusFile> corpusFiles();
 
 // The description of every flag the corpus uses (a file's `notes` hold those it uses). An
 // unknown flag is nullptr.

@@ -53,13 +53,10 @@ inline constexpr double kReferenceFloorFactor = 1.0 / 1048576.0;       // 2^-20
 // "lean:...") carry binary64 evaluation error of their own: a recursive sum of n terms is off by
 // up to (n-1) * 2^-53 of the sum of magnitudes (Higham, Accuracy and Stability, 4.2), and the
 // spec reduces each row up to twice (mean then variance, or value then gradient dot product).
-// Their budget is 4 + 2n units of 2^-52, n = the op's reduction length for the test.
+// Their budget is 4 + 2n units of 2^-52, n = the op's forward reduction length for the test
+// (conformance::reductionLength, the one `tapecheck run` budgets by).
 double referenceBudgetUlps(const std::string& provenance, const conformance::TestCase& c);
 bool isLeanProvenance(const std::string& provenance);  // starts with "lean:"
-
-// The longest reduction of the op on this test's shapes (row length, S, or the element count
-// for the losses); 1 when there is none.
-double reductionLength(const conformance::TestCase& c);
 
 // ---- The device check (--target device) ----------------------------------------------------
 

@@ -45,7 +45,4 @@ bool errorGrew(double baselineMaxUlps, double currentMaxUlps, double factor, dou
 void judge(Certificate& cert, const JudgeOptions& options, const Certificate* baseline = nullptr,
            const std::string& baselineSha256 = "");
 
-// "12", "3.5", "inf": how reasons and the report print ulps.
-std::string formatUlps(double ulps);
-
 }  // namespace tapecheck::certify

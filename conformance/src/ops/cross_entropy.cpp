@@ -1,13 +1,61 @@
-// crossEntropy vectors: weighted logits cross-entropy along any axis, soft and unnormalized
-// targets, mean on and off, the empty case (loss 0), logits near 1e8 (pytorch#11752), and the
-// validation order (axis, size, logits, target).
-#include "corpus_util.h"
+// crossEntropy, the weighted cross-entropy of logits along an axis: how it is called, how its
+// generated cases are built, the floors and budget its outputs are judged by, and its
+// golden-vector files.
+#include "call_support.h"
+#include "case_support.h"
+#include "corpus_support.h"
+#include "floor_support.h"
+#include "ops.h"
 
-namespace tapecheck::vectors {
-
+namespace tapecheck::conformance::ops {
 namespace {
 
-using namespace corpus;
+Result<NodeId> call(AnyTape& t, const TestCase& c) {
+  TAPECHECK_TRY(s, need(c.attrs.s, "s"));
+  TAPECHECK_TRY(axis, need(c.attrs.axis, "axis"));
+  TAPECHECK_TRY(logits, argument(c, "logits"));
+  TAPECHECK_TRY(target, argument(c, "target"));
+  return t.crossEntropy(s, axis, logits, target, c.attrs.mean.value_or(true));
+}
+
+TestCase makeCase(const CaseParams& p) {
+  TestCase c;
+  c.op = "crossEntropy";
+  const AxisFold fold = axisFold(p.shape, p.axis);
+  values::Rng x(values::mix(p.valueSeed, kMain)), t(values::mix(p.valueSeed, kTarget));
+  c.leaves.push_back(leaf(p.shape, values::fill(p.fill, fold, x), grads(p, 0)));
+  c.leaves.push_back(leaf(p.shape, values::fillTarget(p.target, fold, t), grads(p, 1)));
+  c.call = {{"logits", 0}, {"target", 1}};
+  c.attrs.s = p.shape;
+  c.attrs.axis = p.axis;
+  c.attrs.mean = p.mean;
+  c.upstream = upstream({}, p.valueSeed);
+  return c;
+}
+
+// The weighted cross-entropy rule (floor_support.h) with the target as the weights.
+Floors floorsOf(const TestCase& c, const Outcome& e) {
+  Floors f = emptyFloors(e);
+  if (!sizesMatch(f, c, e) || f[0].size() != 1 || !c.attrs.s || !c.attrs.axis) return f;
+  crossEntropyFloors(c, leafOf(c, "logits"), leafOf(c, "target"), c.attrs.mean.value_or(true), f,
+                     gradFloors(f, c, "logits"), gradFloors(f, c, "target"));
+  return f;
+}
+
+constexpr OpBudget kBudget{
+    {32, 3,
+     "logp as logSoftmax (absolute near 0, relative beyond) and one sum over every element of "
+     "same-signed terms t * logp (n = the element count); judged against sum t * (|logp| + 1) / "
+     "denom: the loss's magnitude plus the ulps of 1 that log(sum) leaves on each term"},
+    {32, 3,
+     "dlogits = dy * (exp(logp) * T - t) / denom: exp of the saved logp, the slice's weight "
+     "total T (a reduction), cancellation where t ~ p * T; judged against the slice's |dy| * (T "
+     "* max p + max t) / denom; dtarget = -dy * logp / denom relative to |dy| * max(|logp|, 1) / "
+     "denom"}};
+
+// The golden vectors: weighted logits cross-entropy along any axis, soft and unnormalized targets,
+// mean on and off, the empty case (loss 0), logits near 1e8 (pytorch#11752), and the validation
+// order (axis, size, logits, target).
 
 // logits and target of shape s, both requiring grad; upstream dy (a scalar) unless NaN.
 CaseDef ce(const std::string& comment, std::vector<std::string> flags, Shape s,
@@ -176,9 +224,7 @@ std::vector<CaseDef> errorCases() {
   return c;
 }
 
-}  // namespace
-
-std::vector<CorpusFile> corpusCrossEntropy() {
+std::vector<CorpusFile> goldenFiles() {
   std::vector<CorpusFile> files;
   files.push_back(CorpusFile{
       "crossEntropy",
@@ -204,4 +250,28 @@ std::vector<CorpusFile> corpusCrossEntropy() {
   return files;
 }
 
-}  // namespace tapecheck::vectors
+}  // namespace
+
+OpInfo crossEntropy() {
+  OpInfo op;
+  op.name = "crossEntropy";
+  op.nodeName = "cross_entropy";
+  op.tensorArgs = {"logits", "target"};
+  op.attrNames = {"s", "axis"};
+  op.optionalAttrNames = {"mean"};
+  op.call = call;
+  op.uses = {op.name};
+  op.family = ShapeFamily::AxisSlices;
+  op.fills = {Fill::NearExpOverflow, Fill::Normal,    Fill::VeryNegative, Fill::MeanShifted,
+              Fill::IntegerTies,     Fill::NonFinite, Fill::AllEqual};
+  op.hardFlags = {"NearExpOverflow", "VeryNegative", "UnnormalizedTarget",
+                  "StridedAxis",     "NonFinite",    "Empty"};
+  op.budget = &kBudget;
+  op.hasBackward = true;
+  op.makeCase = makeCase;
+  op.floors = floorsOf;
+  op.corpus = goldenFiles;
+  return op;
+}
+
+}  // namespace tapecheck::conformance::ops

@@ -1,13 +1,64 @@
-// distill vectors: mean teacher-logit cross-entropy, p = softmax_axis(teacher). The teacher is a
-// constant: it never receives a gradient, even when it requires grad, and the node requires
-// grad exactly when the student does.
-#include "corpus_util.h"
+// distill, the cross-entropy of a student's logits against a constant teacher's softmax along an
+// axis: how it is called, how its generated cases are built, the floors and budget its outputs
+// are judged by, and its golden-vector files.
+#include "call_support.h"
+#include "case_support.h"
+#include "corpus_support.h"
+#include "floor_support.h"
+#include "ops.h"
 
-namespace tapecheck::vectors {
-
+namespace tapecheck::conformance::ops {
 namespace {
 
-using namespace corpus;
+Result<NodeId> call(AnyTape& t, const TestCase& c) {
+  TAPECHECK_TRY(s, need(c.attrs.s, "s"));
+  TAPECHECK_TRY(axis, need(c.attrs.axis, "axis"));
+  TAPECHECK_TRY(student, argument(c, "student"));
+  TAPECHECK_TRY(teacher, argument(c, "teacher"));
+  return t.distill(s, axis, student, teacher);
+}
+
+TestCase makeCase(const CaseParams& p) {
+  TestCase c;
+  c.op = "distill";
+  const AxisFold fold = axisFold(p.shape, p.axis);
+  values::Rng s(values::mix(p.valueSeed, kMain)), t(values::mix(p.valueSeed, kTeacher));
+  c.leaves.push_back(leaf(p.shape, values::fill(p.fill, fold, s), grads(p, 0)));
+  c.leaves.push_back(leaf(p.shape, values::fill(p.fill, fold, t), grads(p, 1)));
+  c.call = {{"student", 0}, {"teacher", 1}};
+  c.attrs.s = p.shape;
+  c.attrs.axis = p.axis;
+  c.upstream = upstream({}, p.valueSeed);
+  return c;
+}
+
+// The weighted cross-entropy rule (floor_support.h) with softmax of the teacher as the weights.
+Floors floorsOf(const TestCase& c, const Outcome& e) {
+  Floors f = emptyFloors(e);
+  if (!sizesMatch(f, c, e) || f[0].size() != 1 || !c.attrs.s || !c.attrs.axis) return f;
+  const Shape& s = *c.attrs.s;
+  if (*c.attrs.axis >= s.size() || sizeOf(s) == 0) return f;
+  const AxisFold fold = foldAxis(s, static_cast<std::size_t>(*c.attrs.axis));
+  const Vec p = reference::softmaxAxis<double>(fold, toVec(leafOf(c, "teacher")));
+  const std::vector<double> pv(p.data(), p.data() + p.size());
+  // The teacher's gradient stays zero (floor 0): it is a constant.
+  crossEntropyFloors(c, leafOf(c, "student"), pv, true, f, gradFloors(f, c, "student"), nullptr);
+  return f;
+}
+
+constexpr OpBudget kBudget{
+    {32, 3,
+     "softmax of the teacher (relative to the slice's largest p) feeding crossEntropy's forward "
+     "(one sum of same-signed terms over every element); judged against sum p * (|log q| + 1) / "
+     "slices"},
+    {32, 3,
+     "dstudent = dy * (q * P - p) / slices: the teacher's p and exp of the saved log q cancel; "
+     "judged against the slice's |dy| * (P * max q + max p) / slices; the teacher must get "
+     "exactly zero"}};
+
+// The golden vectors: mean teacher-logit cross-entropy, p = softmax_axis(teacher). The teacher is a
+// constant: it never receives a gradient, even when it requires grad, and the node requires grad
+// exactly when the student does.
 
 // student (requires grad) and teacher (does not, unless told) of shape s; scalar upstream dy
 // unless NaN.
@@ -135,9 +186,7 @@ std::vector<CaseDef> errorCases() {
   return c;
 }
 
-}  // namespace
-
-std::vector<CorpusFile> corpusDistill() {
+std::vector<CorpusFile> goldenFiles() {
   std::vector<CorpusFile> files;
   files.push_back(CorpusFile{
       "distill",
@@ -163,4 +212,28 @@ std::vector<CorpusFile> corpusDistill() {
   return files;
 }
 
-}  // namespace tapecheck::vectors
+}  // namespace
+
+OpInfo distill() {
+  OpInfo op;
+  op.name = "distill";
+  op.nodeName = "distill";
+  op.tensorArgs = {"student", "teacher"};
+  op.attrNames = {"s", "axis"};
+  op.call = call;
+  op.uses = {op.name};
+  op.family = ShapeFamily::AxisSlices;
+  op.fills = {Fill::NearExpOverflow, Fill::Normal,      Fill::VeryNegative,
+              Fill::MeanShifted,     Fill::IntegerTies, Fill::AllEqual};
+  op.hardFlags = {"NearExpOverflow", "VeryNegative", "StridedAxis", "TeacherRequiresGrad",
+                  "Empty"};
+  op.budget = &kBudget;
+  op.hasBackward = true;
+  op.constantArgs = {"teacher"};  // the teacher is a constant (SPEC.md)
+  op.makeCase = makeCase;
+  op.floors = floorsOf;
+  op.corpus = goldenFiles;
+  return op;
+}
+
+}  // namespace tapecheck::conformance::ops

@@ -1,14 +1,60 @@
-// batchNorm vectors: x = channels :: spatial (no batch axis), statistics over the S values of
-// each channel. The failure classes: one value per channel (spatial = [], TF#34062, Flux PR
-// #2716) and zero-variance channels, where var = 0 and xhat must be exactly 0; spatial shapes
-// of every rank; mean-shifted channels; and the well-formedness check.
-#include "corpus_util.h"
+// batchNorm over the S spatial values of each channel of x [channels :: spatial]: how it is
+// called, how its generated cases are built, the floors and budget its outputs are judged by,
+// and its golden-vector files.
+#include "call_support.h"
+#include "case_support.h"
+#include "corpus_support.h"
+#include "floor_support.h"
+#include "ops.h"
 
-namespace tapecheck::vectors {
-
+namespace tapecheck::conformance::ops {
 namespace {
 
-using namespace corpus;
+Result<NodeId> call(AnyTape& t, const TestCase& c) {
+  TAPECHECK_TRY(channels, need(c.attrs.channels, "channels"));
+  TAPECHECK_TRY(spatial, need(c.attrs.spatial, "spatial"));
+  TAPECHECK_TRY(x, argument(c, "x"));
+  TAPECHECK_TRY(gamma, argument(c, "gamma"));
+  TAPECHECK_TRY(beta, argument(c, "beta"));
+  return t.batchNorm(channels, spatial, x, gamma, beta,
+                     c.attrs.epsilon.value_or(kNormalizationEpsilon));
+}
+
+TestCase makeCase(const CaseParams& p) {
+  TestCase c;
+  c.op = "batchNorm";
+  const Dim channels = p.shape.at(0);
+  const Dim spatial = sizeOf(spatialOf(p.shape));
+  normLeaves(c, p,
+             {static_cast<std::uint32_t>(channels), static_cast<std::uint32_t>(spatial), 1},
+             static_cast<std::size_t>(channels));
+  c.attrs.channels = channels;
+  c.attrs.spatial = spatialOf(p.shape);
+  return c;
+}
+
+// The normalization rule (floor_support.h) over the channels, gamma and beta by channel.
+Floors floorsOf(const TestCase& c, const Outcome& e) {
+  const std::uint32_t channels = static_cast<std::uint32_t>(c.attrs.channels.value_or(0));
+  const std::uint32_t spatial =
+      static_cast<std::uint32_t>(c.attrs.spatial ? sizeOf(*c.attrs.spatial) : 0);
+  return normalizationFloors(c, e, {channels, spatial, 1}, false);
+}
+
+constexpr OpBudget kBudget{
+    {32, 0.5,
+     "layerNorm's arithmetic on a channel's S values; floor |gamma_c| * max|x_c| * invStd_c + "
+     "|beta_c| for the same reason as layerNorm (a channel on a large offset, or a constant "
+     "channel whose xhat is rounding noise over sqrt(epsilon))"},
+    {64, 1,
+     "as layerNorm's backward, per channel: two cancelling reductions over S on the saved "
+     "xhat/invStd; dgamma_c, dbeta_c are sums over S judged against sum |dy| * (1 + max|x| * "
+     "invStd) and sum |dy|"}};
+
+// The golden vectors: x = channels :: spatial (no batch axis), statistics over the S values of each
+// channel. The failure classes: one value per channel (spatial = [], TF#34062, Flux PR #2716) and
+// zero-variance channels, where var = 0 and xhat must be exactly 0; spatial shapes of every rank;
+// mean-shifted channels; and the well-formedness check.
 
 Shape xShape(std::uint64_t channels, const Shape& spatial) {
   Shape s{channels};
@@ -184,9 +230,7 @@ std::vector<CaseDef> errorCases() {
   return c;
 }
 
-}  // namespace
-
-std::vector<CorpusFile> corpusBatchNorm() {
+std::vector<CorpusFile> goldenFiles() {
   std::vector<CorpusFile> files;
   files.push_back(CorpusFile{
       "batchNorm",
@@ -212,4 +256,27 @@ std::vector<CorpusFile> corpusBatchNorm() {
   return files;
 }
 
-}  // namespace tapecheck::vectors
+}  // namespace
+
+OpInfo batchNorm() {
+  OpInfo op;
+  op.name = "batchNorm";
+  op.nodeName = "batch_norm";
+  op.tensorArgs = {"x", "gamma", "beta"};
+  op.attrNames = {"channels", "spatial"};
+  op.optionalAttrNames = {"epsilon"};
+  op.call = call;
+  op.uses = {op.name};
+  op.family = ShapeFamily::ChannelsSpatial;
+  op.fills = {Fill::MeanShifted, Fill::Normal, Fill::ConstantChannels, Fill::EpsDominated,
+              Fill::IntegerTies};
+  op.hardFlags = {"MeanShifted", "ConstantChannel", "EpsDominated", "ScalarSpatial", "LongRow"};
+  op.budget = &kBudget;
+  op.hasBackward = true;
+  op.makeCase = makeCase;
+  op.floors = floorsOf;
+  op.corpus = goldenFiles;
+  return op;
+}
+
+}  // namespace tapecheck::conformance::ops

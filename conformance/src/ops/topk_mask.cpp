@@ -1,13 +1,51 @@
-// topKMask vectors: the order of SPEC.md (larger first, equal values by lower index, NaN below
-// every number and NaNs by index), k = 0 and k >= cols, the scalar and empty cases, and the
-// fact that no gradient ever flows through the mask.
-#include "corpus_util.h"
+// topKMask, the mask of each row's k largest entries: how it is called, how its generated cases
+// are built, the floors and budget its outputs are judged by, and its golden-vector files.
+#include "call_support.h"
+#include "case_support.h"
+#include "corpus_support.h"
+#include "floor_support.h"
+#include "ops.h"
 
-namespace tapecheck::vectors {
-
+namespace tapecheck::conformance::ops {
 namespace {
 
-using namespace corpus;
+Result<NodeId> call(AnyTape& t, const TestCase& c) {
+  TAPECHECK_TRY(s, need(c.attrs.s, "s"));
+  TAPECHECK_TRY(k, need(c.attrs.k, "k"));
+  TAPECHECK_TRY(x, argument(c, "x"));
+  return t.topKMask(s, k, x);
+}
+
+TestCase makeCase(const CaseParams& p) {
+  TestCase c = rowCase("topKMask", p, false);
+  const std::uint64_t cols = p.shape.empty() ? 1 : p.shape.back();
+  switch (p.k) {
+    case KChoice::One: c.attrs.k = 1; break;
+    case KChoice::Small: c.attrs.k = 2 + values::mix(p.valueSeed, kK) % 3; break;
+    case KChoice::Half: c.attrs.k = cols / 2 ? cols / 2 : 1; break;
+    case KChoice::AllCols: c.attrs.k = cols; break;
+    case KChoice::Zero: c.attrs.k = 0; break;
+    case KChoice::MoreThanCols: c.attrs.k = cols + 3; break;
+  }
+  return c;
+}
+
+// Exact 0/1 masks: any difference is a whole unit of 1.
+Floors floorsOf(const TestCase&, const Outcome& e) {
+  Floors f = emptyFloors(e);
+  if (!f.empty()) std::fill(f[0].begin(), f[0].end(), 1.0);
+  return f;
+}
+
+constexpr OpBudget kBudget{
+    {0, 0,
+     "exact: a mask of 0/1 decided by comparisons of binary32 inputs that both tapes hold "
+     "exactly; ties and NaN follow the spec's order, nothing is rounded"},
+    {0, 0, "no gradient flows through topKMask (requiresGrad is always false)"}};
+
+// The golden vectors: the order of SPEC.md (larger first, equal values by lower index, NaN below
+// every number and NaNs by index), k = 0 and k >= cols, the scalar and empty cases, and the fact
+// that no gradient ever flows through the mask.
 
 std::vector<CaseDef> edgeCases() {
   std::vector<CaseDef> c;
@@ -167,9 +205,7 @@ std::vector<CaseDef> widthCases() {
   return c;
 }
 
-}  // namespace
-
-std::vector<CorpusFile> corpusTopKMask() {
+std::vector<CorpusFile> goldenFiles() {
   std::vector<CorpusFile> files;
   files.push_back(CorpusFile{
       "topKMask",
@@ -192,8 +228,31 @@ std::vector<CorpusFile> corpusTopKMask() {
        "shape check.",
        "Expected errors are written in the case definitions from SPEC.md; generation fails if "
        "the reference disagrees."},
-      corpus::rowOpLastErrorCases([](CaseDef& d) { d.k(2); })});
+      rowOpLastErrorCases([](CaseDef& d) { d.k(2); })});
   return files;
 }
 
-}  // namespace tapecheck::vectors
+}  // namespace
+
+OpInfo topKMask() {
+  OpInfo op;
+  op.name = "topKMask";
+  op.nodeName = "topk_mask";
+  op.tensorArgs = {"x"};
+  op.attrNames = {"s", "k"};
+  op.call = call;
+  op.uses = {op.name};
+  op.family = ShapeFamily::RowsLast;
+  op.fills = {Fill::IntegerTies, Fill::NonFinite,    Fill::Normal,
+              Fill::AllEqual,    Fill::VeryNegative, Fill::MeanShifted};
+  op.hardFlags = {"IntegerTies", "AllEqual", "NonFinite", "KZero",
+                  "KAboveCols",  "WarpEdge", "LongRow"};
+  op.budget = &kBudget;
+  op.hasBackward = false;  // the mask never requires grad
+  op.makeCase = makeCase;
+  op.floors = floorsOf;
+  op.corpus = goldenFiles;
+  return op;
+}
+
+}  // namespace tapecheck::conformance::ops

@@ -1,9 +1,9 @@
-// softmaxLast vectors. The case list is shared with logSoftmaxLast (corpus_log_softmax.cpp),
-// since SPEC.md gives both the same dispatch (rowOpLast) and the same non-finite rules; every
-// comment below holds for both ops.
-#include "corpus_util.h"
+// The golden vectors of the softmax family: softmaxLast's files, which logSoftmaxLast
+// (log_softmax_last.cpp) extends with its own cases, since SPEC.md gives both the same dispatch
+// (rowOpLast) and the same non-finite rules; every comment below holds for both ops.
+#include "corpus_support.h"
 
-namespace tapecheck::vectors::corpus {
+namespace tapecheck::conformance::ops {
 
 namespace {
 
@@ -232,8 +232,4 @@ std::vector<CorpusFile> softmaxFamilyCorpus(const std::string& op) {
   return files;
 }
 
-}  // namespace tapecheck::vectors::corpus
-
-namespace tapecheck::vectors {
-std::vector<CorpusFile> corpusSoftmaxLast() { return corpus::softmaxFamilyCorpus("softmaxLast"); }
-}  // namespace tapecheck::vectors
+}  // namespace tapecheck::conformance::ops

@@ -1,6 +1,6 @@
-#include "corpus_util.h"
+#include "corpus_support.h"
 
-namespace tapecheck::vectors::corpus {
+namespace tapecheck::conformance::ops {
 
 namespace {
 std::uint64_t splitmix64(std::uint64_t& state) {
@@ -137,4 +137,4 @@ std::vector<CaseDef> rowOpLastErrorCases(const std::function<void(CaseDef&)>& at
   return c;
 }
 
-}  // namespace tapecheck::vectors::corpus
+}  // namespace tapecheck::conformance::ops

@@ -1,5 +1,5 @@
-// Small helpers for the case definitions of corpus_*.cpp: exact binary32 inputs, special values,
-// and the validation-order cases every rowOpLast operation shares.
+// Small helpers for the golden-vector case definitions of the op files: exact binary32 inputs,
+// special values, and the validation-order cases every rowOpLast operation shares.
 #pragma once
 
 #include <cmath>
@@ -11,7 +11,10 @@
 #include "tapecheck/errors.h"
 #include "tapecheck/vectors/corpus.h"
 
-namespace tapecheck::vectors::corpus {
+namespace tapecheck::conformance::ops {
+
+using vectors::CaseDef;
+using vectors::CorpusFile;
 
 inline const double kNaN = std::numeric_limits<double>::quiet_NaN();
 inline const double kInf = std::numeric_limits<double>::infinity();
@@ -37,8 +40,8 @@ std::vector<double> oneHot(std::size_t rows, std::size_t cols, const std::vector
 // tensors that skip the size check. `attrs` adds the op's other attributes (k for topKMask).
 std::vector<CaseDef> rowOpLastErrorCases(const std::function<void(CaseDef&)>& attrs);
 
-// The softmax family's cases (corpus_softmax.cpp), shared with logSoftmaxLast, which adds its
-// own. `op` is "softmaxLast" or "logSoftmaxLast".
+// The softmax family's files (softmax_family_corpus.cpp): softmaxLast's, and logSoftmaxLast's
+// before it adds its own cases. `op` is "softmaxLast" or "logSoftmaxLast".
 std::vector<CorpusFile> softmaxFamilyCorpus(const std::string& op);
 
-}  // namespace tapecheck::vectors::corpus
+}  // namespace tapecheck::conformance::ops

@@ -1,14 +1,61 @@
-// layerNorm vectors: the spec's formulas (double centering, variance clamped at 0, the caller's
-// epsilon in both passes), mean-shifted rows (pytorch#51102, PR #40308), zero variance,
-// negative and zero epsilon, widths past GPU block sizes, and the validation order x, gamma,
-// beta after the positivity and size checks.
-#include "corpus_util.h"
+// layerNorm over the embedding of each row of x [seqLen, embedDim]: how it is called, how its
+// generated cases are built, the floors and budget its outputs are judged by, and its
+// golden-vector files.
+#include "call_support.h"
+#include "case_support.h"
+#include "corpus_support.h"
+#include "floor_support.h"
+#include "ops.h"
 
-namespace tapecheck::vectors {
-
+namespace tapecheck::conformance::ops {
 namespace {
 
-using namespace corpus;
+Result<NodeId> call(AnyTape& t, const TestCase& c) {
+  TAPECHECK_TRY(seqLen, need(c.attrs.seqLen, "seqLen"));
+  TAPECHECK_TRY(embedDim, need(c.attrs.embedDim, "embedDim"));
+  TAPECHECK_TRY(x, argument(c, "x"));
+  TAPECHECK_TRY(gamma, argument(c, "gamma"));
+  TAPECHECK_TRY(beta, argument(c, "beta"));
+  return t.layerNorm(seqLen, embedDim, x, gamma, beta,
+                     c.attrs.epsilon.value_or(kNormalizationEpsilon));
+}
+
+TestCase makeCase(const CaseParams& p) {
+  TestCase c;
+  c.op = "layerNorm";
+  const Dim rows = p.shape.at(0), cols = p.shape.at(1);
+  normLeaves(c, p, {static_cast<std::uint32_t>(rows), static_cast<std::uint32_t>(cols), 1},
+             static_cast<std::size_t>(cols));
+  c.attrs.seqLen = rows;
+  c.attrs.embedDim = cols;
+  return c;
+}
+
+// The normalization rule (floor_support.h) over the rows, gamma and beta by column.
+Floors floorsOf(const TestCase& c, const Outcome& e) {
+  const std::uint32_t rows = static_cast<std::uint32_t>(c.attrs.seqLen.value_or(0));
+  const std::uint32_t cols = static_cast<std::uint32_t>(c.attrs.embedDim.value_or(0));
+  return normalizationFloors(c, e, {rows, cols, 1}, true);
+}
+
+constexpr OpBudget kBudget{
+    {32, 0.5,
+     "two reductions (mean, variance), sqrt and the reciprocal 1 ulp each, the affine map 1 "
+     "ulp; judged against |gamma| * max|x| * invStd + |beta|: with a large offset (mean "
+     "1e3..1e4, small spread) binary32 cannot even represent x - mean better than ulp(max|x|), "
+     "so the floor scales the budget by the row's condition max|x|/std -- a kernel using "
+     "E[x^2]-E[x]^2 loses that condition squared and fails"},
+    {64, 1,
+     "dx = invStd * (g - mean(g) - xhat * mean(g * xhat)) on the saved xhat and invStd (each "
+     "carrying the forward's error) with two more reductions that cancel; judged against invStd "
+     "* max(max|g|, 2^-126) * (1 + max|x| * invStd) per row (a subnormal g or mean is known to "
+     "2^-150 only, and invStd scales that); dgamma/dbeta are column sums over the rows "
+     "judged against sum |dy| * (1 + max|x| * invStd) and sum |dy|"}};
+
+// The golden vectors: the spec's formulas (double centering, variance clamped at 0, the caller's
+// epsilon in both passes), mean-shifted rows (pytorch#51102, PR #40308), zero variance, negative
+// and zero epsilon, widths past GPU block sizes, and the validation order x, gamma, beta after the
+// positivity and size checks.
 
 // x [seqLen, embedDim], gamma and beta [embedDim], every leaf requiring grad, with upstream.
 CaseDef ln(const std::string& comment, std::vector<std::string> flags, std::uint64_t seqLen,
@@ -206,9 +253,7 @@ std::vector<CaseDef> errorCases() {
   return c;
 }
 
-}  // namespace
-
-std::vector<CorpusFile> corpusLayerNorm() {
+std::vector<CorpusFile> goldenFiles() {
   std::vector<CorpusFile> files;
   files.push_back(CorpusFile{
       "layerNorm",
@@ -234,4 +279,28 @@ std::vector<CorpusFile> corpusLayerNorm() {
   return files;
 }
 
-}  // namespace tapecheck::vectors
+}  // namespace
+
+OpInfo layerNorm() {
+  OpInfo op;
+  op.name = "layerNorm";
+  op.nodeName = "layer_norm";
+  op.tensorArgs = {"x", "gamma", "beta"};
+  op.attrNames = {"seqLen", "embedDim"};
+  op.optionalAttrNames = {"epsilon"};
+  op.call = call;
+  op.uses = {op.name};
+  op.family = ShapeFamily::SeqEmbed;
+  op.fills = {Fill::MeanShifted, Fill::Normal,      Fill::EpsDominated,
+              Fill::AllEqual,    Fill::IntegerTies, Fill::NonFinite};
+  op.hardFlags = {"MeanShifted", "ZeroVariance", "EpsDominated",
+                  "NonFinite",   "LongRow",      "WarpEdge"};
+  op.budget = &kBudget;
+  op.hasBackward = true;
+  op.makeCase = makeCase;
+  op.floors = floorsOf;
+  op.corpus = goldenFiles;
+  return op;
+}
+
+}  // namespace tapecheck::conformance::ops
