@@ -213,14 +213,17 @@ std::vector<CorpusFile> goldenFiles() {
       {"topKMask (SPEC.md section 3, Spec.MoE.topKMaskSpec): larger first, equal values by "
        "lower index, NaN below every number; k = 0, k >= cols, scalar, empty; no gradient.",
        "Expected values: the multi-precision reference tape (the mask is exact)."},
-      edgeCases()});
+      edgeCases(),
+      {"docs/spec.md#topk-mask", "docs/spec.md#topk-order", "docs/spec.md#row-op-last",
+       "docs/spec.md#requires-grad", "docs/spec.md#backward"}});
   files.push_back(CorpusFile{
       "topKMask",
       "widths",
       {"topKMask on row widths just past GPU block sizes, with ties and NaNs across the k "
        "boundary.",
        "Expected values: the multi-precision reference tape (the mask is exact)."},
-      widthCases()});
+      widthCases(),
+      {"docs/spec.md#topk-mask", "docs/spec.md#topk-order", "docs/spec.md#row-folding"}});
   files.push_back(CorpusFile{
       "topKMask",
       "errors",
@@ -228,7 +231,10 @@ std::vector<CorpusFile> goldenFiles() {
        "shape check.",
        "Expected errors are written in the case definitions from SPEC.md; generation fails if "
        "the reference disagrees."},
-      rowOpLastErrorCases([](CaseDef& d) { d.k(2); })});
+      rowOpLastErrorCases([](CaseDef& d) { d.k(2); }),
+      {"docs/spec.md#row-op-last", "docs/spec.md#row-folding", "docs/spec.md#leaf",
+       "docs/spec.md#lookup", "docs/spec.md#uint32", "docs/spec.md#error-strings",
+       "docs/spec.md#errors-leave-tape-unchanged", "docs/spec.md#backward"}});
   return files;
 }
 

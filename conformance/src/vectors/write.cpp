@@ -83,6 +83,8 @@ Result<std::string> formatVectorFile(const VectorFile& f) {
   o += "  \"generator\": {\"name\": " + quote(f.generator.name) +
        ", \"version\": " + quote(f.generator.version) +
        ", \"provenance\": " + quote(f.generator.provenance) + "},\n";
+  if (!f.specRules.empty()) o += "  \"specRules\": " + formatStrings(f.specRules) + ",\n";
+  if (f.torchleanCommit) o += "  \"torchleanCommit\": " + quote(*f.torchleanCommit) + ",\n";
   o += "  \"header\": [";
   for (std::size_t i = 0; i < f.header.size(); ++i)
     o += std::string(i ? "," : "") + "\n    " + quote(f.header[i]);

@@ -55,7 +55,9 @@ struct CrossEntropyFwd : Slices, MaxSumStages<true> {
 __global__ void __launch_bounds__(kBlock)
     finish_loss(const double* partials, size_t count, double denom, float* loss) {
   __shared__ Acc<1> smem[kBlock / 32];
-  const double total = block_sum_array(partials, count, smem);
+  // + 0.0 gives a zero total the sign of the Spec's sum, a fold from +0, whatever order the
+  // tree added in: the loss of a zero total is -0.0 (docs/spec.md#zero-seeded-sum).
+  const double total = block_sum_array(partials, count, smem) + 0.0;
   if (threadIdx.x == 0) loss[0] = static_cast<float>(-total / denom);
 }
 

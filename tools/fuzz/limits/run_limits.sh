@@ -86,7 +86,8 @@ vectors)
       "$tc" vectors check --target $target "${k[@]+"${k[@]}"}" "$V/u32-edge-shape-mismatch.json"
     expect 0 --stdout "passed:1 failed:0" -- \
       "$tc" vectors check --target $target "${k[@]+"${k[@]}"}" "$V/huge-ids.json"
-    # Empty tensors whose other dims are 2^64-1 or 2^32: size 0, computed without allocating.
+    # Empty tensors whose other dims are 2^64-1 or 2^32: found at the lookup, then too large
+    # (docs/spec.md#uint32); nothing allocated.
     expect 0 --stdout "passed:1 failed:0" -- \
       "$tc" vectors check --target $target "${k[@]+"${k[@]}"}" "$V/empty-huge-dims.json"
     expect 0 --stdout "passed:1 failed:0" -- \

@@ -24,6 +24,9 @@ namespace tapecheck::vectors {
 inline constexpr const char* kGeneratorName = "tapecheck vectors generate";
 inline constexpr const char* kOracleProvenance =
     "tapecheck vectors generate: mpfr128 reference tape, rounded to binary64";
+// The TorchLean commit docs/spec.md's rules were checked against (docs/spec.md#sources); every
+// generated file records it as `torchleanCommit`.
+inline constexpr const char* kTorchLeanCommit = "3447b74f6bf43f83ad50885851caf0bc01b4c53d";
 const char* generatorVersion();  // the project version, e.g. "0.1.0"
 
 struct CaseDef {
@@ -59,6 +62,8 @@ struct CorpusFile {
   std::string theme;  // e.g. "edge-cases"
   std::vector<std::string> header;
   std::vector<CaseDef> cases;
+  // The docs/spec.md rules the cases exercise ("docs/spec.md#anchor"), written as `specRules`.
+  std::vector<std::string> specRules;
   std::string fileName() const { return op + "-" + theme + ".json"; }
 };
 
