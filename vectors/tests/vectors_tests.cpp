@@ -315,7 +315,7 @@ TEST_CASE("the committed corpus has at least 25 explained tests per op") {
   }
   CHECK(results["invalid"] > 0);
   CHECK(results["acceptable"] > 0);
-  // The SPEC.md edge cases and known failure classes each op must cover, and a vector for each
+  // The docs/spec.md edge cases and known failure classes each op must cover, and a vector for each
   // of docs/spec.md's known divergences of TorchLean's own tape (section 7).
   const std::map<std::string, std::vector<std::string>> must = {
       {"softmaxLast", {"Empty", "Scalar", "RowOfOne", "NaN", "PosInf", "AllNegInf", "SomeNegInf",
@@ -456,7 +456,7 @@ TEST_CASE("generated files name their docs/spec.md rules and the TorchLean commi
   auto noRules = generateVectorFile(none);
   REQUIRE_FALSE(noRules.ok());
   CHECK(noRules.message().find("must name the docs/spec.md rules") != std::string::npos);
-  none.specRules = {"SPEC.md section 3"};
+  none.specRules = {"docs/spec.md#operations"};
   CHECK_FALSE(generateVectorFile(none).ok());
 }
 
@@ -495,7 +495,7 @@ TEST_CASE("malformed provenance fields are rejected with the field named") {
   };
   const std::vector<Bad> bad = {
       {"specRules", "docs/spec.md#softmax-last", "specRules: expected an array"},
-      {"specRules", Json::array({"SPEC.md section 3"}), "specRules[0]: 'SPEC.md section 3' is not"},
+      {"specRules", Json::array({"docs/spec.md#operations"}), "specRules[0]: 'docs/spec.md#operations' is not"},
       {"specRules", Json::array({"docs/spec.md#"}), "specRules[0]"},
       {"specRules", Json::array({"docs/spec.md#Softmax"}), "specRules[0]"},
       {"specRules", Json::array({"docs/spec.md#a--b"}), "specRules[0]"},

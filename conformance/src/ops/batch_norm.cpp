@@ -255,7 +255,7 @@ std::vector<CorpusFile> goldenFiles() {
   files.push_back(CorpusFile{
       "batchNorm",
       "edge-cases",
-      {"batchNorm (SPEC.md section 3): x [channels :: spatial], training-mode statistics over "
+      {"batchNorm (docs/spec.md#operations): x [channels :: spatial], training-mode statistics over "
        "the S = size(spatial) values of each channel, no batch axis, no running statistics.",
        "Expected values: the multi-precision reference tape rounded to binary64."},
       edgeCases(),
@@ -276,7 +276,7 @@ std::vector<CorpusFile> goldenFiles() {
       {"batchNorm: well-formedness of channels :: spatial, channels and S each against UInt32, "
        "then lookups in the order x, gamma, beta, the element count checked at x's; backward's "
        "seed shape check.",
-       "Expected errors are written in the case definitions from SPEC.md; generation fails if "
+       "Expected errors are written in the case definitions from docs/spec.md; generation fails if "
        "the reference disagrees."},
       errorCases(),
       {"docs/spec.md#batch-norm-validation", "docs/spec.md#well-formed", "docs/spec.md#lookup",

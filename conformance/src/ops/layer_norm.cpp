@@ -277,7 +277,7 @@ std::vector<CorpusFile> goldenFiles() {
   files.push_back(CorpusFile{
       "layerNorm",
       "edge-cases",
-      {"layerNorm (SPEC.md section 3): x [seqLen, embedDim], gamma and beta [embedDim]; the "
+      {"layerNorm (docs/spec.md#operations): x [seqLen, embedDim], gamma and beta [embedDim]; the "
        "spec centers twice, clamps the variance at 0 and uses the caller's epsilon.",
        "Expected values: the multi-precision reference tape rounded to binary64."},
       edgeCases(),
@@ -298,7 +298,7 @@ std::vector<CorpusFile> goldenFiles() {
       {"layerNorm: positive dimensions, seqLen and embedDim each against UInt32, then lookups "
        "in the order x, gamma, beta, the element count checked at x's; backward's seed shape "
        "check.",
-       "Expected errors are written in the case definitions from SPEC.md; generation fails if "
+       "Expected errors are written in the case definitions from docs/spec.md; generation fails if "
        "the reference disagrees."},
       errorCases(),
       {"docs/spec.md#layer-norm-validation", "docs/spec.md#lookup", "docs/spec.md#uint32",

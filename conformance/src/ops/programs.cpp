@@ -168,7 +168,7 @@ OpInfo layerNormLogSoftmaxDistill() {
   op.call = callLayerNormLogSoftmaxDistill;
   op.family = ShapeFamily::SeqEmbed;
   op.fills = {Fill::Normal, Fill::IntegerTies, Fill::EpsDominated};
-  op.constantArgs = {"teacher"};  // distill's teacher is a constant (SPEC.md)
+  op.constantArgs = {"teacher"};  // distill's teacher is a constant (docs/spec.md)
   op.makeCase = layerNormLogSoftmaxDistillCase;
   return op;
 }

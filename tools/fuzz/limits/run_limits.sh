@@ -73,7 +73,7 @@ vectors)
       "$tc" vectors check --target $target "${k[@]+"${k[@]}"}" "$V/huge-expected.json"
     expect 2 --no-stdout --stderr "expected an unsigned integer (0 to 2^64-1), got a number with a fraction or exponent" -- \
       "$tc" vectors check --target $target "${k[@]+"${k[@]}"}" "$V/number-past-u64.json"
-    # Attributes past UInt32 or 64 bits with ordinary leaves: SPEC.md's errors, as expected.
+    # Attributes past UInt32 or 64 bits with ordinary leaves: docs/spec.md's errors, as expected.
     expect 0 --stdout "passed:1 failed:0" -- \
       "$tc" vectors check --target $target "${k[@]+"${k[@]}"}" "$V/attr-too-large-invalid.json"
     expect 0 --stdout "passed:1 failed:0" -- \
