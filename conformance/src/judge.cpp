@@ -26,6 +26,15 @@ const std::vector<double>& floorsAt(const Floors& f, std::size_t i) {
   return i < f.size() ? f[i] : none;
 }
 
+}  // namespace
+
+double budgetShare(double ulps, double budget) {
+  if (!(ulps > 0)) return 0;
+  return budget > 0 ? ulps / budget : kInf;
+}
+
+namespace {
+
 // Status of a pass from its outputs: a failure beats mistrust beats a pass.
 void settle(PassVerdict& pass, double budget, double relL2Budget, bool checkRelL2,
             bool emptyInputs) {
@@ -35,6 +44,9 @@ void settle(PassVerdict& pass, double budget, double relL2Budget, bool checkRelL
   for (const OutputVerdict& o : pass.outputs) {
     pass.maxUlps = std::max(pass.maxUlps, o.maxUlps);
     allZero = allZero && o.allZero;
+    pass.budgetShare = std::max(pass.budgetShare, budgetShare(o.maxUlps, budget));
+    if (checkRelL2 && o.elements >= kRelL2MinElements)
+      pass.budgetShare = std::max(pass.budgetShare, budgetShare(o.relL2Ulps, relL2Budget));
   }
   for (const OutputVerdict& o : pass.outputs) {
     if (o.shapeMismatch) {

@@ -162,6 +162,7 @@ std::string reportJson(const RunReport& r) {
                       {"p99Ulps", ulpsJson(p.p99Ulps)},
                       {"meanUlps", ulpsJson(p.meanUlps)},
                       {"budgetUlps", ulpsJson(p.budgetUlps)},
+                      {"maxBudgetShare", ulpsJson(p.maxBudgetShare)},
                       {"histogram", histogram(p.errorsUlps)},
                       {"failures", examples}});
     if (!p.missingEntries.empty()) passes.back()["missingEntries"] = p.missingEntries;
@@ -185,6 +186,7 @@ std::string reportJson(const RunReport& r) {
                       {"maxUlps", ulpsJson(g.maxUlps)},
                       {"p99Ulps", ulpsJson(g.p99Ulps)},
                       {"budgetUlps", ulpsJson(g.budgetUlps)},
+                      {"maxBudgetShare", ulpsJson(g.maxBudgetShare)},
                       {"failures", examples}});
     if (!g.note.empty()) groups.back()["note"] = g.note;
   }

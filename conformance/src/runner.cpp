@@ -204,6 +204,9 @@ Evaluated runCase(const OpInfo& op, const CaseParams& p, const Tapes& tapes,
   if (!e.verdict.errorCase && e.verdict.bwd && !failed(*e.verdict.bwd)) {
     const DotCheck d =
         dotProductCheck(op, e.tc, e.device, e.reference, tapes.reference, dotSeed);
+    if (d.applicable)
+      e.verdict.bwd->budgetShare =
+          std::max(e.verdict.bwd->budgetShare, budgetShare(d.ulps, d.budgetUlps));
     if (d.applicable && !d.passed) {
       PassVerdict& b = *e.verdict.bwd;
       b.status = Status::Failed;
@@ -427,6 +430,11 @@ class Run {
       if (k != PassKind::Errors) {
         g.errors.push_back(v->maxUlps);
         p.errors.push_back(v->maxUlps);
+        // A mistrusted case proves nothing either way: it does not count towards the margin.
+        if (v->status == Status::Passed || v->status == Status::Failed) {
+          g.stats.maxBudgetShare = std::max(g.stats.maxBudgetShare, v->budgetShare);
+          p.stats.maxBudgetShare = std::max(p.stats.maxBudgetShare, v->budgetShare);
+        }
       }
       if (v->status == Status::Failed) {
         ++g.stats.failures;

@@ -2,6 +2,7 @@
 // fallback and the dot-product identity.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -111,6 +112,35 @@ TEST_CASE("a result within its budget passes and one beyond it fails, naming the
   CHECK(v.fwd.status == tapecheck::conformance::Status::Failed);
   CHECK(v.fwd.reason.find("value[2]") != std::string::npos);
   CHECK(v.fwd.maxUlps > v.fwd.budgetUlps);
+}
+
+TEST_CASE("a pass's budget share is its worst check over that check's budget", "[judge]") {
+  CHECK(budgetShare(0, 0) == 0);
+  CHECK(budgetShare(40, 80) == 0.5);
+  CHECK(budgetShare(3, 0) == kInf);
+  CHECK(budgetShare(kInf, 80) == kInf);
+
+  // A gradient of 20 elements, each off by exactly 10 units of its floor: the element check
+  // uses 10 of the budget 32 + sqrt(20), the whole-gradient check (relative L2 error 10) 10 of
+  // half that budget, which is the larger share.
+  const OpInfo& op = *findOp("softmaxLast");
+  std::vector<double> x(20);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = 0.1 * static_cast<double>(i % 7);
+  const TestCase c = softmaxCase(x);
+  const Outcome expected = run(makeReferenceTapeDouble(), c);
+  const Floors floors = op.floors(c, expected);
+  Outcome actual = expected;
+  std::vector<double>& g = actual.grads.at(0).values;
+  for (std::size_t i = 0; i < g.size(); ++i)
+    g[i] += 10 * kBinary32Unit * std::max(std::fabs(g[i]), floors.at(1).at(i));
+  const CaseVerdict v = judgeCase(op, c, actual, expected);
+  REQUIRE(v.bwd);
+  const double budget = 32 + std::sqrt(20.0);
+  CHECK(v.bwd->budgetUlps == Approx(budget));
+  CHECK(v.bwd->status == tapecheck::conformance::Status::Passed);
+  CHECK(v.bwd->maxUlps == Approx(10).epsilon(1e-6));
+  CHECK(v.bwd->budgetShare == Approx(10 / (0.5 * budget)).epsilon(1e-6));
+  CHECK(v.fwd.budgetShare == 0);
 }
 
 TEST_CASE("errors must match exactly: the same string, or both succeed", "[judge]") {

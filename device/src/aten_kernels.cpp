@@ -1,7 +1,7 @@
 // The built-in `aten` kernel table: kernel ABI v1 implemented with ATen tensor operations on the
 // buffers' own device, through at::from_blob views of the raw pointers. PyTorch wrote this math,
 // not us, so it is an implementation independent of the Eigen reference; where ATen has the
-// operation (softmax, log-softmax, their backward, stable sort) it is ATen's, and where SPEC.md
+// operation (softmax, log-softmax, their backward, stable sort) it is ATen's, and where docs/spec.md
 // fixes an order of operations ATen does not have (the twice-centered variance clamped at 0) the
 // formula is spelled out with ATen ops in float32.
 //
@@ -121,7 +121,7 @@ int logSoftmaxBwd(void*, std::uint32_t rows, std::uint32_t cols, const float* y,
 
 // ---- topKMask ----------------------------------------------------------------------------------
 
-// SPEC.md's order: larger first, equal values by lower index, NaN below every number (-inf
+// docs/spec.md's order: larger first, equal values by lower index, NaN below every number (-inf
 // included) and NaNs among themselves by index. at::topk promises none of that, so the order is
 // built from two stable sorts (least significant key first):
 //   1. descending by value, NaN read as -inf: ties -- including -0 against +0, which compare

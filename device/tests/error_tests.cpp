@@ -19,7 +19,7 @@ struct ErrorCase {
   std::string name;
   std::vector<Leaf> leaves;
   Call call;
-  const char* expected;  // the SPEC.md string
+  const char* expected;  // the docs/spec.md string
 };
 
 Leaf leaf(Shape s) { return Leaf{tensor(s, std::vector<double>(sizeOf(s), 0.5)), true}; }

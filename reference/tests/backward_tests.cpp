@@ -1,4 +1,4 @@
-// The tape itself (SPEC.md section 2): requiresGrad (leaves explicit, OR of parents), dense
+// The tape itself (docs/spec.md#tape): requiresGrad (leaves explicit, OR of parents), dense
 // backward (one gradient per node, zeros where nothing flowed, the seed at the output), dropped
 // contributions, and accumulation across nodes and chained operations.
 #include "test_support.h"

@@ -1,4 +1,4 @@
-// Every error string of SPEC.md (errors.h), byte for byte, in the spec's validation order, and
+// Every error string of docs/spec.md (errors.h), byte for byte, in the spec's validation order, and
 // the tape left exactly as it was after each error.
 #include "test_support.h"
 

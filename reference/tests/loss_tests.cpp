@@ -1,4 +1,4 @@
-// crossEntropy and distill (SPEC.md section 3): one-hot and soft targets, weights that do not
+// crossEntropy and distill (docs/spec.md#operations): one-hot and soft targets, weights that do not
 // sum to one, mean = false, every axis position, empty tensors, and the teacher as a constant.
 #include "test_support.h"
 

@@ -1,4 +1,4 @@
-// layerNorm and batchNorm (SPEC.md section 3): hand-derived values and gradients, epsilon
+// layerNorm and batchNorm (docs/spec.md#operations): hand-derived values and gradients, epsilon
 // (default, zero, negative), the second centering, spatial = [] and rank-3 spatial shapes.
 #include "test_support.h"
 

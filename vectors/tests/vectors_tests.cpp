@@ -315,7 +315,7 @@ TEST_CASE("the committed corpus has at least 25 explained tests per op") {
   }
   CHECK(results["invalid"] > 0);
   CHECK(results["acceptable"] > 0);
-  // The SPEC.md edge cases and known failure classes each op must cover, and a vector for each
+  // The docs/spec.md edge cases and known failure classes each op must cover, and a vector for each
   // of docs/spec.md's known divergences of TorchLean's own tape (section 7).
   const std::map<std::string, std::vector<std::string>> must = {
       {"softmaxLast", {"Empty", "Scalar", "RowOfOne", "NaN", "PosInf", "AllNegInf", "SomeNegInf",

@@ -242,7 +242,7 @@ std::vector<CorpusFile> goldenFiles() {
   files.push_back(CorpusFile{
       "crossEntropy",
       "edge-cases",
-      {"crossEntropy (SPEC.md section 3): loss = -(sum target * logSoftmax_axis(logits)) / "
+      {"crossEntropy (docs/spec.md#operations): loss = -(sum target * logSoftmax_axis(logits)) / "
        "denom, denom = mean ? max(slices, 1) : 1; target weights need not sum to one.",
        "Expected values: the multi-precision reference tape rounded to binary64."},
       edgeCases(),
@@ -261,7 +261,7 @@ std::vector<CorpusFile> goldenFiles() {
       "errors",
       {"crossEntropy: the axis check, the UInt32 size check, then lookups in the order logits, "
        "target; backward's seed shape check (the loss is a scalar).",
-       "Expected errors are written in the case definitions from SPEC.md; generation fails if "
+       "Expected errors are written in the case definitions from docs/spec.md; generation fails if "
        "the reference disagrees."},
       errorCases(),
       {"docs/spec.md#cross-entropy-validation", "docs/spec.md#axis-in-bounds",

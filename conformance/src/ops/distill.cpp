@@ -201,7 +201,7 @@ std::vector<CorpusFile> goldenFiles() {
   files.push_back(CorpusFile{
       "distill",
       "edge-cases",
-      {"distill (SPEC.md section 3): loss = -(sum softmax_axis(teacher) * "
+      {"distill (docs/spec.md#operations): loss = -(sum softmax_axis(teacher) * "
        "logSoftmax_axis(student)) / max(slices, 1); only the student receives a gradient.",
        "Expected values: the multi-precision reference tape rounded to binary64."},
       edgeCases(),
@@ -220,7 +220,7 @@ std::vector<CorpusFile> goldenFiles() {
       "errors",
       {"distill: the axis check, the UInt32 size check, then lookups in the order student, "
        "teacher; backward's seed shape check (the loss is a scalar).",
-       "Expected errors are written in the case definitions from SPEC.md; generation fails if "
+       "Expected errors are written in the case definitions from docs/spec.md; generation fails if "
        "the reference disagrees."},
       errorCases(),
       {"docs/spec.md#distill", "docs/spec.md#cross-entropy-validation",
@@ -247,7 +247,7 @@ OpInfo distill() {
                   "Empty"};
   op.budget = &kBudget;
   op.hasBackward = true;
-  op.constantArgs = {"teacher"};  // the teacher is a constant (SPEC.md)
+  op.constantArgs = {"teacher"};  // the teacher is a constant (docs/spec.md)
   op.makeCase = makeCase;
   op.floors = floorsOf;
   op.corpus = goldenFiles;

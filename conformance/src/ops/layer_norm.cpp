@@ -39,18 +39,22 @@ Floors floorsOf(const TestCase& c, const Outcome& e) {
 }
 
 constexpr OpBudget kBudget{
-    {32, 0.5,
+    {32, 1,
      "two reductions (mean, variance), sqrt and the reciprocal 1 ulp each, the affine map 1 "
-     "ulp; judged against |gamma| * max|x| * invStd + |beta|: with a large offset (mean "
+     "ulp; the mean of a constant row summed in 32 lanes is off by up to n/256 ulps (the "
+     "lanes' roundings all err the same way), within 32 + sqrt(n) up to n = 81000; "
+     "judged against |gamma| * max|x| * invStd + |beta|: with a large offset (mean "
      "1e3..1e4, small spread) binary32 cannot even represent x - mean better than ulp(max|x|), "
      "so the floor scales the budget by the row's condition max|x|/std -- a kernel using "
      "E[x^2]-E[x]^2 loses that condition squared and fails"},
-    {64, 1,
+    {64, 2,
      "dx = invStd * (g - mean(g) - xhat * mean(g * xhat)) on the saved xhat and invStd (each "
      "carrying the forward's error) with two more reductions that cancel; judged against invStd "
      "* max(max|g|, 2^-126) * (1 + max|x| * invStd) per row (a subnormal g or mean is known to "
      "2^-150 only, and invStd scales that); dgamma/dbeta are column sums over the rows "
-     "judged against sum |dy| * (1 + max|x| * invStd) and sum |dy|"}};
+     "judged against sum |dy| * (1 + max|x| * invStd) and sum |dy|; twice the forward's "
+     "budget, so that the whole-gradient check (half of it) admits the forward's bias on a "
+     "constant row, which every dx of the row inherits"}};
 
 // The golden vectors: the spec's formulas (double centering, variance clamped at 0, the caller's
 // epsilon in both passes), mean-shifted rows (pytorch#51102, PR #40308), zero variance, negative
@@ -273,7 +277,7 @@ std::vector<CorpusFile> goldenFiles() {
   files.push_back(CorpusFile{
       "layerNorm",
       "edge-cases",
-      {"layerNorm (SPEC.md section 3): x [seqLen, embedDim], gamma and beta [embedDim]; the "
+      {"layerNorm (docs/spec.md#operations): x [seqLen, embedDim], gamma and beta [embedDim]; the "
        "spec centers twice, clamps the variance at 0 and uses the caller's epsilon.",
        "Expected values: the multi-precision reference tape rounded to binary64."},
       edgeCases(),
@@ -294,7 +298,7 @@ std::vector<CorpusFile> goldenFiles() {
       {"layerNorm: positive dimensions, seqLen and embedDim each against UInt32, then lookups "
        "in the order x, gamma, beta, the element count checked at x's; backward's seed shape "
        "check.",
-       "Expected errors are written in the case definitions from SPEC.md; generation fails if "
+       "Expected errors are written in the case definitions from docs/spec.md; generation fails if "
        "the reference disagrees."},
       errorCases(),
       {"docs/spec.md#layer-norm-validation", "docs/spec.md#lookup", "docs/spec.md#uint32",

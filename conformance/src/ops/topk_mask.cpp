@@ -43,7 +43,7 @@ constexpr OpBudget kBudget{
      "exactly; ties and NaN follow the spec's order, nothing is rounded"},
     {0, 0, "no gradient flows through topKMask (requiresGrad is always false)"}};
 
-// The golden vectors: the order of SPEC.md (larger first, equal values by lower index, NaN below
+// The golden vectors: the order of docs/spec.md (larger first, equal values by lower index, NaN below
 // every number and NaNs by index), k = 0 and k >= cols, the scalar and empty cases, and the fact
 // that no gradient ever flows through the mask.
 
@@ -210,7 +210,7 @@ std::vector<CorpusFile> goldenFiles() {
   files.push_back(CorpusFile{
       "topKMask",
       "edge-cases",
-      {"topKMask (SPEC.md section 3, Spec.MoE.topKMaskSpec): larger first, equal values by "
+      {"topKMask (docs/spec.md#operations, Spec.MoE.topKMaskSpec): larger first, equal values by "
        "lower index, NaN below every number; k = 0, k >= cols, scalar, empty; no gradient.",
        "Expected values: the multi-precision reference tape (the mask is exact)."},
       edgeCases(),
@@ -227,9 +227,9 @@ std::vector<CorpusFile> goldenFiles() {
   files.push_back(CorpusFile{
       "topKMask",
       "errors",
-      {"topKMask: SPEC.md's validation order and error strings (rowOpLast), and backward's seed "
+      {"topKMask: docs/spec.md's validation order and error strings (rowOpLast), and backward's seed "
        "shape check.",
-       "Expected errors are written in the case definitions from SPEC.md; generation fails if "
+       "Expected errors are written in the case definitions from docs/spec.md; generation fails if "
        "the reference disagrees."},
       rowOpLastErrorCases([](CaseDef& d) { d.k(2); }),
       {"docs/spec.md#row-op-last", "docs/spec.md#row-folding", "docs/spec.md#leaf",

@@ -10,7 +10,7 @@ namespace tapecheck::vectors {
 const char* flagDescription(const std::string& flag) {
   static const std::map<std::string, const char*> kFlags = {
       // Ordinary inputs and shapes.
-      {"Normal", "Ordinary finite inputs: checks the formulas of SPEC.md section 3."},
+      {"Normal", "Ordinary finite inputs: checks the formulas of docs/spec.md#operations."},
       {"HigherRank", "Rank 3 or more: rows or slices are folded from several leading axes."},
       {"Scalar", "Shape [] (rank 0). Row operations give a constant and a zero gradient; a "
                  "scalar has no axis 0; [] and [1] are different shapes."},
@@ -31,7 +31,7 @@ const char* flagDescription(const std::string& flag) {
       {"NaN", "A NaN input: the row (slice, channel, loss) becomes NaN; topKMask ranks NaN "
               "below every number and NaNs among themselves by index."},
       {"PosInf", "A +inf input: inf - inf makes the row NaN."},
-      {"AllNegInf", "A row of only -inf: SPEC.md gives an all-NaN row (0/0), where kernels "
+      {"AllNegInf", "A row of only -inf: docs/spec.md gives an all-NaN row (0/0), where kernels "
                     "have returned zeros or uniform rows (pytorch#25110)."},
       {"SomeNegInf", "-inf beside finite entries: softmax 0, log-softmax -inf; in a loss, -inf "
                      "with positive weight is +inf."},
@@ -96,7 +96,7 @@ const char* flagDescription(const std::string& flag) {
                    "UInt32)'. rows and cols (or seqLen and embedDim, channels and S, outer, n "
                    "and inner) are checked before the lookups; the element count and every "
                    "dimension at the lookup (docs/spec.md#uint32); 2^32 - 1 fits."},
-      {"ErrorOrder", "Two violations at once: SPEC.md's validation order decides which error "
+      {"ErrorOrder", "Two violations at once: docs/spec.md's validation order decides which error "
                      "is reported."},
       {"SeedMismatch", "An upstream (seed) whose shape differs from the output's: 'autograd: "
                        "seed gradient shape mismatch for output'."},

@@ -150,7 +150,7 @@ Result<VectorFile> generateVectorFile(const CorpusFile& def) {
       if (auto s = checkBinary32(c.tc.upstream->values, "upstream"); !s) return fail(s.message());
     }
     if (c.result == Expectation::Invalid && !c.error)
-      return fail("an invalid case must state its SPEC.md error");
+      return fail("an invalid case must state its docs/spec.md error");
     {
       // The flag that tells readers a device target does not judge the case must agree with
       // the classification that decides it (docs/spec.md#epsilon-abi-safe).

@@ -262,7 +262,7 @@ class Reader {
     return out;
   }
 
-  // attrs: the SPEC.md names only (schema), the op's own only, its required ones present.
+  // attrs: the docs/spec.md names only (schema), the op's own only, its required ones present.
   Result<conformance::Attrs> attrs(const Json& j, const std::string& path,
                                    const conformance::OpInfo& op) const {
     TAPECHECK_TRY_STATUS(object(j, path, schema::kAttrs));

@@ -42,7 +42,7 @@ std::string formatStrings(const std::vector<std::string>& v) {
   return out + "]";
 }
 
-// Attributes in SPEC.md's order of names.
+// Attributes in docs/spec.md's order of names.
 Result<std::string> formatAttrs(const conformance::Attrs& a) {
   std::vector<std::string> parts;
   if (a.s) parts.push_back("\"s\": " + formatShape(*a.s));
@@ -109,7 +109,7 @@ Result<std::string> formatVectorFile(const VectorFile& f) {
     o += c.leaves.empty() ? "],\n" : "\n      ],\n";
     o += "      \"call\": {";
     {
-      // The op's argument order (SPEC.md), then any other name in name order.
+      // The op's argument order (docs/spec.md), then any other name in name order.
       std::vector<std::string> order;
       if (const conformance::OpInfo* op = conformance::findOp(f.op)) order = op->tensorArgs;
       for (const auto& [name, id] : c.call)

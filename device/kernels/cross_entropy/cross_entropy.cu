@@ -1,4 +1,4 @@
-// crossEntropy forward and backward (SPEC.md): the tensor is [outer, n, inner] and the class
+// crossEntropy forward and backward (docs/spec.md): the tensor is [outer, n, inner] and the class
 // axis is the middle one, so slice (o, i) has its n elements `inner` apart, starting at
 // o * n * inner + i. The loss is one deterministic sum over every element: each block of the
 // forward kernel leaves one partial (its rows in a fixed order), and one block adds those.

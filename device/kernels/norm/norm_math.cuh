@@ -1,7 +1,7 @@
 // The normalization arithmetic shared by layer norm (a row = one position's embedDim values,
 // gamma/beta per column) and batch norm (a row = one channel's S values, gamma/beta per row).
 //
-// Forward, as SPEC.md writes it: mean = sum(x)/N; c = x - mean; the variance is taken of
+// Forward, as docs/spec.md writes it: mean = sum(x)/N; c = x - mean; the variance is taken of
 // c - mean(c) (centered a second time, on purpose); var = max(varRaw, 0) with NaN kept;
 // std = sqrt(max(var + eps, 0)). Three reductions in double. The mean is carried as a double-double
 // (compensated sum, then hi + lo): with a plain double mean of a row near 1e4, an entry within

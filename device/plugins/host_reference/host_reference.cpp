@@ -1,5 +1,5 @@
 // tapecheck-host-reference: a kernel ABI v1 plugin in plain C++ (no ATen, no Eigen) that
-// implements SPEC.md section 3 exactly, on host memory (memory = 0). Data are float; every sum,
+// implements docs/spec.md#operations exactly, on host memory (memory = 0). Data are float; every sum,
 // mean and transcendental is computed in double and rounded to float once, at the store.
 //
 // It is also the source of a gallery of deliberately broken plugins. Compiled with
@@ -105,7 +105,7 @@ struct Slice {
   float operator[](size_t j) const { return p[j * stride]; }
 };
 
-// SPEC.md's fold over the row: NaN anywhere makes the maximum NaN, so a row holding NaN turns
+// docs/spec.md's fold over the row: NaN anywhere makes the maximum NaN, so a row holding NaN turns
 // all-NaN (and a row holding +inf or only -inf turns all-NaN through inf - inf).
 double rowMax(Slice x, u32 n) {
   float m = x[0];

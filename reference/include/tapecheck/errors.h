@@ -1,4 +1,4 @@
-// The exact error strings of SPEC.md. Both tapes report these and the golden vectors expect them
+// The exact error strings of docs/spec.md. Both tapes report these and the golden vectors expect them
 // byte for byte, so they live in one place.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Shapes and the two ways SPEC.md folds them: rows x cols for last-axis operations and
+// Shapes and the two ways docs/spec.md folds them: rows x cols for last-axis operations and
 // outer x n x inner for an axis. Sizes saturate instead of wrapping so that an absurd shape is
 // reported as too large rather than silently folded to a small one.
 #pragma once

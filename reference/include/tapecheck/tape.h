@@ -1,4 +1,4 @@
-// Tape<Backend>: SPEC.md section 2, written once for both tapes.
+// Tape<Backend>: docs/spec.md#tape, written once for both tapes.
 //
 // An operation either appends one node and returns its id, or returns an error and leaves the
 // tape exactly as it was (every check and every computation happens before the append).
@@ -80,7 +80,7 @@ class Tape {
     return nodes_.size() - 1;
   }
 
-  // rowOpLast of SPEC.md: the dispatch shared by softmax, log-softmax and topKMask.
+  // rowOpLast of docs/spec.md: the dispatch shared by softmax, log-softmax and topKMask.
   template <class Forward, class MakePullback, class ScalarValue>
   Result<NodeId> rowOpLast(const char* name, const Shape& s, NodeId x, bool gradFlows,
                            ScalarValue scalarValue, Forward forward, MakePullback makePullback);

@@ -1,4 +1,4 @@
-// layerNorm and batchNorm on the tape: argument checks, lookups in SPEC.md's order (x, gamma,
+// layerNorm and batchNorm on the tape: argument checks, lookups in docs/spec.md's order (x, gamma,
 // beta), and pullbacks that reuse the xhat and invStd saved by forward.
 #pragma once
 

@@ -1,4 +1,4 @@
-// softmaxLast, logSoftmaxLast and topKMask: SPEC.md's rowOpLast dispatch (empty, then scalar,
+// softmaxLast, logSoftmaxLast and topKMask: docs/spec.md's rowOpLast dispatch (empty, then scalar,
 // then fold-before-lookup) and the pullbacks of section 3.
 #pragma once
 

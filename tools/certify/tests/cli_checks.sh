@@ -109,14 +109,15 @@ case "$check" in
     grep -q 'CERTIFIED' "$out/report.html" || fail "report.html lacks the verdict"
     ;;
 
-  mutants)  # ARGS: MUTANTS_TXT PLUGIN_DIR: every mutant exit 1, its op named in the reasons
-    list=$1 dir=$2
+  mutants)  # ARGS: LIST PLUGIN_DIR [PREFIX]: every lib<PREFIX>-<name>.so of LIST ("<name> <op>
+            # ...") exits 1 with its op named in the reasons; PREFIX is mutant by default
+    list=$1 dir=$2 prefix=${3:-mutant}
     n=0
     while read -r name op rest; do
       case "$name" in ''|'#'*) continue ;; esac
       n=$((n + 1))
       out="$WORK/$name"
-      if expect 1 -- "$TAPECHECK" certify --kernels "$dir/libmutant-$name.so" --device cpu \
+      if expect 1 -- "$TAPECHECK" certify --kernels "$dir/lib$prefix-$name.so" --device cpu \
         "${K[@]}" --out "$out"; then
         [ "$(verdict_of "$out")" = rejected ] || fail "$name: verdict is not rejected"
         TAPECHECK_CERT_FILES="$out/certificate.json" TAPECHECK_CERT_EXPECT_OP="$op" \
@@ -126,8 +127,27 @@ case "$check" in
           fail "$name: sha256sum -c failed"
       fi
     done < "$list"
-    [ "$n" -gt 0 ] || fail "no mutant listed in $list"
-    say "$n mutants checked"
+    [ "$n" -gt 0 ] || fail "no plugin listed in $list"
+    say "$n $prefix plugins checked"
+    ;;
+
+  legit)  # ARGS: LEGIT_TXT PLUGIN_DIR: every liblegit-<name>.so certified, exit 0
+    list=$1 dir=$2
+    n=0
+    while read -r name rest; do
+      case "$name" in ''|'#'*) continue ;; esac
+      n=$((n + 1))
+      out="$WORK/$name"
+      start=$SECONDS
+      if expect 0 -- "$TAPECHECK" certify --kernels "$dir/liblegit-$name.so" --device cpu \
+        "${K[@]}" --out "$out"; then
+        say "  $name: $((SECONDS - start)) s"
+        expect_certificate "$out"
+        [ "$(verdict_of "$out")" = certified ] || fail "$name: verdict is not certified"
+      fi
+    done < "$list"
+    [ "$n" -gt 0 ] || fail "no plugin listed in $list"
+    say "$n legit plugins certified"
     ;;
 
   partial)  # ARGS: PLUGIN: a partial table is certified for what it provides, coverage shown

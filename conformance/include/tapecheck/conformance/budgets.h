@@ -9,9 +9,11 @@
 // computed per element by the op's floor rule. Each op's budget and floor rule, with the
 // reasoning next to each number, are in its file (src/ops/<op>.cpp) and in conformance/README.md.
 //
-// Every number assumes a kernel that computes in binary32. A kernel that accumulates a 65537-long
-// row strictly left to right in one binary32 accumulator can exceed these budgets; that is a real
-// loss of accuracy and is reported as such.
+// Every number assumes a kernel that computes in binary32 and sums the way parallel kernels do:
+// partial sums in 32 or more lanes then a tree, pairwise, compensated, Welford, an online softmax
+// (device/plugins/legit.txt, each certified in CI). A kernel that accumulates a whole row left to
+// right in one binary32 accumulator exceeds them and is rejected on purpose
+// (conformance/README.md, Budgets, says why).
 #pragma once
 
 #include <cmath>
@@ -29,7 +31,9 @@ namespace tapecheck::conformance {
 // rows): softmax 38, crossEntropy's gradient 130, distill's loss 177 ulps (n = 6891, tied
 // integers) -- all within these. Each op writes its budgets as {ulps, perSqrtN, reason}; the
 // reductions' share is the same for every op that sums a row once (0.5) or twice / over every
-// element of a loss (1).
+// element of a loss (1); the normalizations' mean gets 1 (2 backward) because on a constant row
+// every rounding of a lane's partial sum errs the same way: k equal terms added in order are off
+// by up to k/8 ulps, k = n/32 for a warp per row (conformance/README.md, Budgets).
 struct PassBudget {
   double ulps = 0;
   double perSqrtN = 0;

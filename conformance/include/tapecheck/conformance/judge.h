@@ -48,6 +48,10 @@ struct PassVerdict {
   Status status = Status::Passed;
   double maxUlps = 0;           // over the outputs
   double budgetUlps = 0;        // the budget this case was judged against
+  // The largest share of a budget any check of the pass used: an element error over the element
+  // budget, a whole-gradient error over its budget, the dot-product identity's error over its
+  // budget. Below 1 passes; the margin of a kernel to its budgets is 1 - the largest of these.
+  double budgetShare = 0;
   std::string reason;           // why it failed or is mistrusted
   std::vector<OutputVerdict> outputs;
 };
@@ -58,6 +62,9 @@ struct CaseVerdict {
   PassVerdict fwd;
   std::optional<PassVerdict> bwd;  // when the op has a backward and the case an upstream
 };
+
+// ulps / budget; 0 for no error (and for NaN), infinity for an error against a zero budget.
+double budgetShare(double ulps, double budget);
 
 // Judges `actual` against `expected` for case `c` of `op`.
 CaseVerdict judgeCase(const OpInfo& op, const TestCase& c, const Outcome& actual,

@@ -38,6 +38,8 @@ struct PassStats {
   double p99Ulps = 0;
   double meanUlps = 0;
   double budgetUlps = 0;
+  double maxBudgetShare = 0;          // the largest PassVerdict::budgetShare of a case that
+                                      // passed or failed (1 = at the budget)
   std::vector<double> errorsUlps;     // every judged error, for histograms
   std::vector<CaseExample> examples;  // failures (worst first), a few at most
   // The entry points this pass needs that the kernel table does not provide: not empty means
@@ -62,6 +64,8 @@ struct GroupStats {
   double maxUlps = 0;
   double p99Ulps = 0;
   double budgetUlps = 0;
+  double maxBudgetShare = 0;          // the largest PassVerdict::budgetShare of a case that
+                                      // passed or failed (1 = at the budget)
   std::vector<CaseExample> examples;  // the group's worst failing case (and its shrunk form)
   std::string note;                   // why cases were skipped, when the run skipped some
 };

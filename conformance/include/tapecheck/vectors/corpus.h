@@ -4,7 +4,7 @@
 //
 // A case states its inputs, its flags and what it expects: `valid` (the expected value and
 // gradients are computed by the multi-precision oracle, rounded to binary64), `invalid` with the
-// SPEC.md error string written in the case (errors.h), or `acceptable`. For every case that
+// docs/spec.md error string written in the case (errors.h), or `acceptable`. For every case that
 // names an error, generation FAILS unless the oracle reports exactly that error: the code under
 // test never decides silently what an error case expects.
 #pragma once
@@ -34,7 +34,7 @@ struct CaseDef {
   std::vector<std::string> flags;
   conformance::TestCase tc;  // tc.op is filled in from the CorpusFile
   Expectation result = Expectation::Valid;
-  std::optional<std::string> error;  // the SPEC.md error this case expects, if any
+  std::optional<std::string> error;  // the docs/spec.md error this case expects, if any
 
   CaseDef(std::string comment, std::vector<std::string> flags);
 
@@ -58,7 +58,7 @@ struct CaseDef {
 };
 
 struct CorpusFile {
-  std::string op;     // SPEC.md name
+  std::string op;     // docs/spec.md name
   std::string theme;  // e.g. "edge-cases"
   std::vector<std::string> header;
   std::vector<CaseDef> cases;

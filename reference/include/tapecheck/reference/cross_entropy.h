@@ -1,4 +1,4 @@
-// Weighted logits cross-entropy along an axis, SPEC.md section 3 (distill reuses it with
+// Weighted logits cross-entropy along an axis, docs/spec.md#operations (distill reuses it with
 // target = softmax(teacher)).
 #pragma once
 

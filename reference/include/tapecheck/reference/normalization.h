@@ -1,4 +1,4 @@
-// layerNorm and batchNorm, SPEC.md section 3. Both standardize rows of a [rows, cols] view
+// layerNorm and batchNorm, docs/spec.md#operations. Both standardize rows of a [rows, cols] view
 // (layerNorm: a row per sequence position; batchNorm: a row per channel holding its S values);
 // they differ only in whether gamma/beta index the column or the row.
 #pragma once
