@@ -322,12 +322,14 @@ Moments moments(const float* x, u32 n) {
   return specOrderMoments(x, n);
 }
 
-// Standardizes one row: var = max(varRaw, 0) (NaN kept), invStd = 1/sqrt(var + eps),
+// Standardizes one row: var = max(varRaw, 0) (NaN kept), invStd = 1/sqrt(max(var + eps, 0))
+// (the spec's clamped square root, docs/spec.md#clamped-sqrt: a sum of 0 or below gives +inf),
 // xhat = (x - mean) * invStd. Returns invStd.
 float standardize(const float* x, u32 n, float eps, float* xhat) {
   const Moments mo = moments(x, n);
   const float var = mo.var > 0.0f || std::isnan(mo.var) ? mo.var : 0.0f;
-  const float invStd = 1.0f / std::sqrt(var + eps);
+  const float sum = var + eps;
+  const float invStd = 1.0f / std::sqrt(sum > 0.0f || std::isnan(sum) ? sum : 0.0f);
   for (u32 j = 0; j < n; ++j) xhat[j] = (x[j] - mo.mean) * invStd;
   return invStd;
 }
