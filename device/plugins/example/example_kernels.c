@@ -156,8 +156,8 @@ static double standardize(const float* x, uint32_t n, float eps, double* c, floa
   for (uint32_t j = 0; j < n; ++j) squares += (c[j] - mean_c) * (c[j] - mean_c);
   const double var_raw = squares / n;
   const double var = var_raw <= 0 ? 0.0 : var_raw;
-  const double sum = var + eps;
-  const double stdev = sqrt(sum > 0 || sum != sum ? sum : 0.0);
+  const double var_eps = var + eps;
+  const double stdev = sqrt(var_eps > 0 || var_eps != var_eps ? var_eps : 0.0);
   for (uint32_t j = 0; j < n; ++j) {
     c[j] /= stdev; /* c now holds xhat before rounding, for y */
     xhat[j] = (float)c[j];
