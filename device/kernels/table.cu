@@ -8,7 +8,7 @@ const tapecheck_kernels_v1 kTable = {
     /*abi_version=*/1u,
     /*name=*/"tapecheck-cuda",
     // The version of this table; CHANGELOG.md at the repository root says what each one changed.
-    /*version=*/"1.27.0",
+    /*version=*/"1.28.0",
     /*memory=*/1u,
     &tapecheck_cuda::softmax_fwd,
     &tapecheck_cuda::softmax_bwd,

@@ -1,7 +1,7 @@
 // The built-in `aten` kernel table: kernel ABI v1 implemented with ATen tensor operations on the
 // buffers' own device, through at::from_blob views of the raw pointers. PyTorch wrote this math,
 // not us, so it is an implementation independent of the Eigen reference; where ATen has the
-// operation (softmax, log-softmax, their backward, stable sort) it is ATen's, and where SPEC.md
+// operation (softmax, log-softmax, their backward, stable sort) it is ATen's, and where docs/spec.md
 // fixes an order of operations ATen does not have (the twice-centered variance clamped at 0) the
 // formula is spelled out with ATen ops in float32.
 //
@@ -121,7 +121,7 @@ int logSoftmaxBwd(void*, std::uint32_t rows, std::uint32_t cols, const float* y,
 
 // ---- topKMask ----------------------------------------------------------------------------------
 
-// SPEC.md's order: larger first, equal values by lower index, NaN below every number (-inf
+// docs/spec.md's order: larger first, equal values by lower index, NaN below every number (-inf
 // included) and NaNs among themselves by index. at::topk promises none of that, so the order is
 // built from two stable sorts (least significant key first):
 //   1. descending by value, NaN read as -inf: ties -- including -0 against +0, which compare
@@ -156,31 +156,36 @@ struct Standardized {
   at::Tensor invStd;  // [rows, 1]
 };
 
-// SPEC.md's formula, step by step in float32 ATen ops along dim 1:
-//   mean = mean(x); c = x - mean; varRaw = mean((c - mean(c))^2)  (centered twice, on purpose)
-//   var = max(varRaw, 0); std = sqrt(var + eps); invStd = 1 / std; xhat = c / std
+// The spec's formula, step by step in float32 ATen ops along dim 1 (docs/spec.md#layer-norm,
+// docs/spec.md#batch-norm):
+//   mean = mean(x); c = x - mean
+//   varRaw = mean((c - mean(c))^2) for layerNorm (centered twice), mean(c^2) for batchNorm
+//   var = max(varRaw, 0); std = sqrt(max(var + eps, 0)); invStd = 1 / std; xhat = c / std
 // clamp_min propagates NaN in ATen (checked by the tests), matching Lean's max, where
-// max(NaN, 0) = NaN. A negative epsilon is not rejected: sqrt of a negative number is NaN.
-Standardized standardize(const at::Tensor& x, float eps) {
+// max(NaN, 0) = NaN. The square root is the Spec's clamped one: where(d <= 0, 0, d) keeps a
+// NaN d and turns a d of -0 or below into +0, so a negative epsilon gives std = 0, not NaN.
+Standardized standardize(const at::Tensor& x, float eps, bool centerTwice) {
   const std::int64_t dim[] = {1};
   const at::Tensor mean = x.mean(at::IntArrayRef(dim), /*keepdim=*/true);
   const at::Tensor c = x - mean;
-  const at::Tensor meanC = c.mean(at::IntArrayRef(dim), /*keepdim=*/true);
-  const at::Tensor varRaw = (c - meanC).square().mean(at::IntArrayRef(dim), /*keepdim=*/true);
+  const at::Tensor centered =
+      centerTwice ? c - c.mean(at::IntArrayRef(dim), /*keepdim=*/true) : c;
+  const at::Tensor varRaw = centered.square().mean(at::IntArrayRef(dim), /*keepdim=*/true);
   const at::Tensor var = varRaw.clamp_min(0.0);
-  const at::Tensor stdev = (var + static_cast<double>(eps)).sqrt();
+  const at::Tensor d = var + static_cast<double>(eps);
+  const at::Tensor stdev = at::where(d <= 0, at::zeros_like(d), d).sqrt();
   return {c / stdev, stdev.reciprocal()};
 }
 
 // y = xhat * gamma + beta, with gamma and beta shaped to broadcast ([1, cols] for layerNorm,
 // [channels, 1] for batchNorm).
 template <bool Cuda>
-void normForward(std::uint32_t rows, std::uint32_t cols, float eps, const float* x,
-                 const at::Tensor& gamma, const at::Tensor& beta, float* y, float* xhat,
-                 float* invStd) {
+void normForward(std::uint32_t rows, std::uint32_t cols, float eps, bool centerTwice,
+                 const float* x, const at::Tensor& gamma, const at::Tensor& beta, float* y,
+                 float* xhat, float* invStd) {
   const std::int64_t sizes[] = {i64(rows), i64(cols)};
   const std::int64_t perRow[] = {i64(rows), 1};
-  const Standardized s = standardize(in<Cuda>(x, sizes), eps);
+  const Standardized s = standardize(in<Cuda>(x, sizes), eps, centerTwice);
   out<Cuda>(y, sizes).copy_(s.xhat * gamma + beta);
   out<Cuda>(xhat, sizes).copy_(s.xhat);
   out<Cuda>(invStd, perRow).copy_(s.invStd);
@@ -213,8 +218,8 @@ int layerNormFwd(void*, std::uint32_t rows, std::uint32_t cols, float eps, const
                  const float* gamma, const float* beta, float* y, float* xhat, float* invStd) {
   return guarded([&] {
     const std::int64_t row[] = {1, i64(cols)};
-    normForward<Cuda>(rows, cols, eps, x, in<Cuda>(gamma, row), in<Cuda>(beta, row), y, xhat,
-                      invStd);
+    normForward<Cuda>(rows, cols, eps, /*centerTwice=*/true, x, in<Cuda>(gamma, row),
+                      in<Cuda>(beta, row), y, xhat, invStd);
   });
 }
 
@@ -234,8 +239,8 @@ int batchNormFwd(void*, std::uint32_t channels, std::uint32_t spatial, float eps
                  const float* gamma, const float* beta, float* y, float* xhat, float* invStd) {
   return guarded([&] {
     const std::int64_t column[] = {i64(channels), 1};
-    normForward<Cuda>(channels, spatial, eps, x, in<Cuda>(gamma, column), in<Cuda>(beta, column),
-                      y, xhat, invStd);
+    normForward<Cuda>(channels, spatial, eps, /*centerTwice=*/false, x, in<Cuda>(gamma, column),
+                      in<Cuda>(beta, column), y, xhat, invStd);
   });
 }
 
@@ -258,7 +263,9 @@ double denominator(std::uint32_t outer, std::uint32_t inner, std::uint32_t mean)
 }
 
 // logp = logSoftmax along n; loss = -(sum of target * logp) / denom. Plain IEEE products, so a
-// zero weight on a -inf log-probability gives NaN, as the formula does.
+// zero weight on a -inf log-probability gives NaN, as the formula does. The Spec's sum is a fold
+// from +0, so a zero total is +0 (docs/spec.md#zero-seeded-sum); adding +0 to ATen's sum gives
+// that sign whatever order ATen adds in, and the loss of a zero total is -0.0.
 template <bool Cuda>
 int crossEntropyFwd(void*, std::uint32_t outer, std::uint32_t n, std::uint32_t inner,
                     std::uint32_t mean, const float* logits, const float* target, float* loss,
@@ -267,7 +274,7 @@ int crossEntropyFwd(void*, std::uint32_t outer, std::uint32_t n, std::uint32_t i
     const std::int64_t sizes[] = {i64(outer), i64(n), i64(inner)};
     const std::int64_t one[] = {1};
     const at::Tensor lp = specLogSoftmax(in<Cuda>(logits, sizes), 1);
-    const at::Tensor total = (in<Cuda>(target, sizes) * lp).sum();
+    const at::Tensor total = (in<Cuda>(target, sizes) * lp).sum() + 0.0;
     out<Cuda>(loss, one).copy_((total.neg() / denominator(outer, inner, mean)).reshape(one));
     out<Cuda>(logp, sizes).copy_(lp);
   });

@@ -1,10 +1,10 @@
-// ATen's softmax and log-softmax with SPEC.md's outcome for non-finite rows imposed (internal to
+// ATen's softmax and log-softmax with docs/spec.md's outcome for non-finite rows imposed (internal to
 // the device library: the `aten` kernel table and distill's teacher use it).
 //
-// SPEC.md section 3: a row holding NaN, +inf, or only -inf is all NaN. ATen documents no such
+// docs/spec.md#operations: a row holding NaN, +inf, or only -inf is all NaN. ATen documents no such
 // rule (its CPU kernels happen to give it through a NaN-propagating max; GPU kernels are free to
 // use fmaxf, which drops NaN), so the rows are found explicitly and overwritten with NaN.
-// -inf entries next to a finite maximum are left to ATen (0 and -inf, as SPEC.md says).
+// -inf entries next to a finite maximum are left to ATen (0 and -inf, as docs/spec.md says).
 #pragma once
 
 #include <cstdint>
@@ -14,7 +14,7 @@
 
 namespace tapecheck::device::detail {
 
-// True (keepdim) for every slice along `dim` that SPEC.md makes all-NaN.
+// True (keepdim) for every slice along `dim` that docs/spec.md makes all-NaN.
 inline at::Tensor nonFiniteSlices(const at::Tensor& x, std::int64_t dim) {
   const at::Tensor poisoned = at::logical_or(at::isnan(x), at::isposinf(x)).any(dim, true);
   const at::Tensor allNegInf = at::isneginf(x).all(dim, true);

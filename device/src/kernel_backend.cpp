@@ -237,7 +237,7 @@ Result<at::Tensor> KernelBackend::topkMask(RowFold f, std::uint32_t k, const Buf
 Result<NormForward<at::Tensor>> KernelBackend::layerNormFwd(RowFold f, double eps,
                                                             const Buffer& x, const Buffer& gamma,
                                                             const Buffer& beta) const {
-  // SPEC.md section 1: epsilon arrives as binary64 and the device rounds it to binary32.
+  // docs/spec.md#shapes: epsilon arrives as binary64 and the device rounds it to binary32.
   const float eps32 = static_cast<float>(eps);
   const auto fn = kernels_.table->layer_norm_fwd;
   return launch<NormForward<Buffer>>(

@@ -1,4 +1,4 @@
-// The op cases every kernel table is checked on: ordinary data plus SPEC.md's edge cases.
+// The op cases every kernel table is checked on: ordinary data plus docs/spec.md's edge cases.
 #include <set>
 #include <stdexcept>
 

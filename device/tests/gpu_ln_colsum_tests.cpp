@@ -12,7 +12,7 @@
 // a row: at most kFloatRows roundings, each within 2^-24 of that batch's magnitude. They add
 // the batches in double and round once to float. So a sum must agree to (kFloatRows + 2) *
 // 2^-24 of the sum of its terms' magnitudes (one 2^-24 for the rounding to float, one as the
-// double additions' margin), far below one term. dx is checked too, against SPEC.md's formula,
+// double additions' margin), far below one term. dx is checked too, against docs/spec.md's formula,
 // to 2^-18 of its scale inv_std * (|g| + mean |g| + |xhat| mean |g*xhat|). The means of the
 // magnitudes, not the magnitudes of the means: the row's two sums are rounded in float a unit
 // at a time, so their error follows the terms' sizes even when the sums cancel (with

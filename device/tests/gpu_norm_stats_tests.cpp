@@ -5,7 +5,7 @@
 // here put an outlier first, or have a large mean and a tiny spread, over widths that reach
 // every plan: a part of a warp, a block, a cluster of blocks and the streaming kernel.
 //
-// The expectation is computed here in long double, two passes as SPEC.md writes them (mean,
+// The expectation is computed here in long double, two passes as docs/spec.md writes them (mean,
 // then the mean of squared deviations). inv_std must agree to 2^-20 relative: a cancelled
 // variance is off by orders of magnitude more (a variant summing about 0 instead of the first
 // entry gives 147.817 for 147.769 on the large-mean rows). xhat must agree to 2^-20 of the row's

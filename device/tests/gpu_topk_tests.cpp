@@ -1,4 +1,4 @@
-// topk_mask of the built-in CUDA kernels against SPEC.md's definition, exactly: an entry is kept
+// topk_mask of the built-in CUDA kernels against docs/spec.md's definition, exactly: an entry is kept
 // iff fewer than k entries of its row beat it, where a beats b when a > b, or when they are equal
 // (-0 == +0, NaN == NaN, NaN below every number) and a has the lower index.
 //
@@ -29,7 +29,7 @@ namespace {
 constexpr float kNaNf = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInff = std::numeric_limits<float>::infinity();
 
-// Each entry's rank within its row: how many entries of the row beat it (SPEC.md's order).
+// Each entry's rank within its row: how many entries of the row beat it (docs/spec.md's order).
 std::vector<std::uint32_t> ranksOf(const std::vector<float>& x, std::uint32_t rows,
                                    std::uint32_t cols) {
   auto beats = [](float a, float b) {  // strict: equal values (and two NaNs) beat neither way

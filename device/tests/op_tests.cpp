@@ -1,5 +1,5 @@
 // The device tape, with the `aten` table and with the host reference plugin, against the
-// multi-precision oracle on every op and SPEC.md edge case (cases.cpp), judged by the
+// multi-precision oracle on every op and docs/spec.md edge case (cases.cpp), judged by the
 // conformance judge (judge.cpp).
 #include <catch2/catch.hpp>
 

@@ -138,7 +138,7 @@ inline TestCase distillCase(std::uint64_t axis, TensorData student, TensorData t
   c.op = "distill";
   c.attrs.s = student.shape;
   c.attrs.axis = axis;
-  // The teacher requires grad: SPEC.md says it still receives nothing.
+  // The teacher requires grad: docs/spec.md says it still receives nothing.
   c.leaves = {Leaf{std::move(student), true}, Leaf{std::move(teacher), true}};
   c.call = {{"student", 0}, {"teacher", 1}};
   if (dloss) c.upstream = tensor({}, {*dloss});

@@ -3,7 +3,7 @@
 // made by brute force. The GPU tests (gpu_topk_tests.cpp) check the kernels that call it; these
 // check the search itself wherever the suite runs, GPU or not.
 //
-// The keys here follow SPEC.md's order, written from the spec: larger value, larger key; NaN
+// The keys here follow docs/spec.md's order, written from the spec: larger value, larger key; NaN
 // below every number; -0 and +0 equal. An entry is kept iff fewer than k entries beat it, ties
 // broken by index. From the search's result (lo, done) the kept entries are those with key > lo
 // and, of those == lo, all of them when `done`, else the first k - count(key > lo) by index.
@@ -146,7 +146,7 @@ TEST_CASE("topk_mask's interpolating search keeps exactly the entries of rank be
       }
     }
   }
-  WARN("interpolating search: " << rows << " rows compared with SPEC.md's ranks");
+  WARN("interpolating search: " << rows << " rows compared with docs/spec.md's ranks");
 }
 
 // The point of interpolating: on rows of data in random order the guesses land near the k-th

@@ -1,4 +1,4 @@
-// The tape itself (SPEC.md section 2): requiresGrad (leaves explicit, OR of parents), dense
+// The tape itself (docs/spec.md#tape): requiresGrad (leaves explicit, OR of parents), dense
 // backward (one gradient per node, zeros where nothing flowed, the seed at the output), dropped
 // contributions, and accumulation across nodes and chained operations.
 #include "test_support.h"
@@ -77,6 +77,75 @@ TEMPLATE_TEST_CASE("nodes above the output keep zero gradients", "[backward]", f
   requireExact(g[l], {0, 0, 0});
   requireExact(g[s], {0, 1, 2});
   requireHand<TestType>(g[x], {-2.0 / 9, -1.0 / 9, 1.0 / 3});
+}
+
+TEMPLATE_TEST_CASE("a node not reached from the output never runs its pullback", "[backward]",
+                   float, double, Multi) {
+  // x = [0, +inf] gives a = softmax(x) = [NaN, NaN]; z = [1, 2] gives b = softmax(z). Backward
+  // from b reaches z only: a's pullback, run on a's zero gradient, would give
+  // NaN * (0 - NaN) = NaN in x's gradient. It never runs, so grads[x] stays exactly 0.
+  RefTape<TestType> t;
+  const NodeId x = leaf(t, {2}, {0, kInf}, true);
+  const NodeId z = leaf(t, {2}, {1, 2}, true);
+  const NodeId a = okId(t.softmaxLast({2}, x));
+  const NodeId b = okId(t.softmaxLast({2}, z));
+  requireAllNaN(values(t, a));
+  const auto g = grads(t, b, {1, 1});
+  requireExact(g[x], {0, 0});
+  requireExact(g[a], {0, 0});
+  CHECK_FALSE(std::signbit(g[x][0]));
+  // softmax's pullback of a constant seed is 0: y * (1 - sum y) with sum y = 1.
+  requireHand<TestType>(g[z], {0, 0});
+}
+
+TEMPLATE_TEST_CASE("a node above the output never runs", "[backward]", float, double, Multi) {
+  // s = softmax(x) is the output; u = logSoftmax(w), w = [0, +inf], is recorded after it. u's
+  // value is NaN and its pullback on a zero gradient would give 0 - NaN * 0 = NaN in w's.
+  RefTape<TestType> t;
+  const NodeId x = leaf(t, {2}, {1, 2}, true);
+  const NodeId w = leaf(t, {2}, {0, kInf}, true);
+  const NodeId s = okId(t.softmaxLast({2}, x));
+  const NodeId u = okId(t.logSoftmaxLast({2}, w));
+  requireAllNaN(values(t, u));
+  const auto g = grads(t, s, {1, 0});
+  requireExact(g[w], {0, 0});
+  requireExact(g[u], {0, 0});
+  // s = [1/(1+e), e/(1+e)] = [p, q]; seed [1, 0]: dx = [p (1 - p), -q p] = pq [1, -1].
+  const long double p = 1 / (1 + std::exp(1.0L)), q = 1 - p;
+  requireHand<TestType>(g[x], {ld(p * q), ld(-p * q)});
+}
+
+TEMPLATE_TEST_CASE("a tape holding an empty leaf with a dimension of 2^32 cannot be "
+                   "differentiated",
+                   "[backward]", float, double, Multi) {
+  // Backward allocates a zero gradient for every node through numelU32: the [0, 2^33] leaf
+  // fails there, whatever the output, even though nothing uses it.
+  using Value = typename RefTape<TestType>::Value;
+  const std::string big = tapecheck::errors::kTooLarge;
+  RefTape<TestType> t;
+  const NodeId x = leaf(t, {2, 3}, {1, 2, 3, 4, 5, 6}, true);
+  const NodeId w = leaf(t, {0, Dim{1} << 33}, {}, false);
+  const NodeId s = okId(t.softmaxLast({2, 3}, x));
+  auto fromHost = [&](Shape sh, const Host& v) {
+    return Value{std::move(sh), t.backend().fromHost(v).value()};
+  };
+  auto r = t.backward(s, fromHost({2, 3}, {1, 1, 1, 1, 1, 1}));
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.message() == big);
+  // The output itself: its shape is checked before the seed's length.
+  auto r2 = t.backward(w, fromHost({0, Dim{1} << 33}, {}));
+  REQUIRE_FALSE(r2.ok());
+  CHECK(r2.message() == big);
+  auto r3 = t.backward(w, fromHost({0, Dim{1} << 33}, {1}));
+  REQUIRE_FALSE(r3.ok());
+  CHECK(r3.message() == big);
+  // [0, 2^32 - 1] fits: a tape holding it differentiates, its gradient empty.
+  RefTape<TestType> t2;
+  const NodeId x2 = leaf(t2, {3}, {1, 2, 3}, true);
+  const NodeId e2 = leaf(t2, {0, (Dim{1} << 32) - 1}, {}, true);
+  const NodeId s2 = okId(t2.softmaxLast({3}, x2));
+  const auto g = grads(t2, s2, {0, 0, 0});
+  CHECK(g[e2].empty());
 }
 
 TEMPLATE_TEST_CASE("a seed on a node that does not require grad goes nowhere", "[backward]",

@@ -1,4 +1,4 @@
-// Every error string of SPEC.md (errors.h), byte for byte, in the spec's validation order, and
+// Every error string of docs/spec.md (errors.h), byte for byte, in the spec's validation order, and
 // the tape left exactly as it was after each error.
 #include "test_support.h"
 
@@ -169,32 +169,86 @@ TEMPLATE_TEST_CASE("batchNorm rejects a shape with a zero dimension", "[errors]"
   requireError(t, msg, [&] { return t.batchNorm(2, {0, k2to32}, kBad, kBad, kBad); });
 }
 
-TEMPLATE_TEST_CASE("a shape too large for UInt32 is reported before an invalid id", "[errors]",
-                   float, double, Multi) {
+TEMPLATE_TEST_CASE("each folded dimension too large for UInt32 is reported before the lookups; "
+                   "the element count at the lookup",
+                   "[errors]", float, double, Multi) {
   Fixture<TestType> f;
   auto& t = f.t;
-  const std::string big = errors::kTooLarge, id = errors::kInvalidNodeId;
+  const std::string big = errors::kTooLarge, id = errors::kInvalidNodeId,
+                    shape = errors::kShapeMismatch;
   CHECK(big == "autograd: tensor too large (numel does not fit in UInt32)");
-  // 65536 * 65537 = 2^32 + 65536 > 2^32 - 1; [2^32] has a dimension past UInt32.
-  for (const Shape& s : {Shape{65536, 65537}, Shape{k2to32}, Shape{1, k2to32}, Shape{2, 2, 1u << 31}}) {
+  // cols (2^32) or rows (2^32, or 2 * 2^31) past UInt32: the fold fails before the lookup.
+  for (const Shape& s : {Shape{k2to32}, Shape{1, k2to32}, Shape{k2to32, 1}, Shape{2, 2, k2to32},
+                         Shape{2, 1u << 31, 2}}) {
     INFO("shape " << tapecheck::toString(s));
     requireError(t, big, [&] { return t.softmaxLast(s, kBad); });
     requireError(t, big, [&] { return t.logSoftmaxLast(s, kBad); });
     requireError(t, big, [&] { return t.topKMask(s, 1, kBad); });
     requireError(t, big, [&] { return t.softmaxLast(s, f.v3); });
   }
+  // rows and cols each fit, only their product does not (65536 * 65537 = 2^32 + 65536;
+  // [2, 2, 2^31] is rows 4, cols 2^31): the lookup runs, and the id or the shape is wrong.
+  for (const Shape& s : {Shape{65536, 65537}, Shape{65536, 65536}, Shape{2, 2, 1u << 31}}) {
+    INFO("shape " << tapecheck::toString(s));
+    requireError(t, id, [&] { return t.softmaxLast(s, kBad); });
+    requireError(t, id, [&] { return t.logSoftmaxLast(s, kBad); });
+    requireError(t, id, [&] { return t.topKMask(s, 1, kBad); });
+    requireError(t, shape, [&] { return t.softmaxLast(s, f.v3); });
+    requireError(t, shape, [&] { return t.topKMask(s, 1, f.v2); });
+  }
   // 65535 * 65537 = 2^32 - 1 fits: the lookup runs and the id is invalid.
   requireError(t, id, [&] { return t.softmaxLast({65535, 65537}, kBad); });
   requireError(t, id, [&] { return t.topKMask({Dim{4294967295}}, 1, kBad); });
-  // An empty shape is dispatched before the size check: [0, 2^32] is just empty.
-  requireError(t, id, [&] { return t.softmaxLast({0, k2to32}, kBad); });
-  // The reference tape checks the size before the lookups in the other operations too.
-  requireError(t, big, [&] { return t.layerNorm(65536, 65537, kBad, kBad, kBad); });
+  // layerNorm: seqLen, then embedDim, before the lookups; their product at x's lookup.
   requireError(t, big, [&] { return t.layerNorm(1, k2to32, kBad, kBad, kBad); });
-  requireError(t, big, [&] { return t.batchNorm(65536, {65537}, kBad, kBad, kBad); });
+  requireError(t, big, [&] { return t.layerNorm(k2to32, 1, kBad, kBad, kBad); });
+  requireError(t, id, [&] { return t.layerNorm(65536, 65537, kBad, kBad, kBad); });
+  requireError(t, shape, [&] { return t.layerNorm(65536, 65537, f.m23, kBad, kBad); });
+  // batchNorm: channels, then S = size(spatial), before the lookups.
   requireError(t, big, [&] { return t.batchNorm(1, {2, 1u << 31}, kBad, kBad, kBad); });
-  requireError(t, big, [&] { return t.crossEntropy({65536, 65537}, 0, kBad, kBad); });
-  requireError(t, big, [&] { return t.distill({65536, 65537}, 1, kBad, kBad); });
+  requireError(t, big, [&] { return t.batchNorm(k2to32, {1}, kBad, kBad, kBad); });
+  requireError(t, id, [&] { return t.batchNorm(65536, {65537}, kBad, kBad, kBad); });
+  requireError(t, id, [&] { return t.batchNorm(65536, {256, 256}, kBad, kBad, kBad); });
+  // crossEntropy and distill: outer, n and inner each, before the lookups.
+  requireError(t, big, [&] { return t.crossEntropy({k2to32, 1}, 1, kBad, kBad); });
+  requireError(t, big, [&] { return t.crossEntropy({1, k2to32}, 1, kBad, kBad); });
+  requireError(t, big, [&] { return t.crossEntropy({1, k2to32}, 0, kBad, kBad); });
+  requireError(t, big, [&] { return t.distill({2, 1u << 31, 3}, 2, kBad, kBad); });
+  for (std::uint64_t axis : {0, 1}) {
+    INFO("axis " << axis);
+    requireError(t, id, [&] { return t.crossEntropy({65536, 65537}, axis, kBad, kBad); });
+    requireError(t, id, [&] { return t.distill({65536, 65537}, axis, kBad, kBad); });
+    requireError(t, shape, [&] { return t.crossEntropy({65536, 65537}, axis, f.m23, kBad); });
+  }
+}
+
+TEMPLATE_TEST_CASE("an empty tensor with a dimension of 2^32 or more is too large at its lookup",
+                   "[errors]", float, double, Multi) {
+  Fixture<TestType> f;
+  auto& t = f.t;
+  const std::string big = errors::kTooLarge, id = errors::kInvalidNodeId;
+  // The leaf is accepted: TorchLean's leaf records its value without validating it.
+  const NodeId huge = leaf(t, {0, Dim{1} << 33}, {}, true);
+  const NodeId edge = leaf(t, {0, k2to32 - 1}, {}, true);
+  const NodeId past = leaf(t, {0, k2to32}, {}, true);
+  // The id is checked first, then the shape, then every dimension.
+  requireError(t, id, [&] { return t.softmaxLast({0, k2to32}, kBad); });
+  requireError(t, errors::kShapeMismatch, [&] { return t.softmaxLast({0, k2to32}, huge); });
+  for (NodeId x : {huge, past}) {
+    const Shape s = t.node(x).value.shape;
+    INFO("shape " << tapecheck::toString(s));
+    requireError(t, big, [&] { return t.softmaxLast(s, x); });
+    requireError(t, big, [&] { return t.logSoftmaxLast(s, x); });
+    requireError(t, big, [&] { return t.topKMask(s, 3, x); });
+    requireError(t, big, [&] { return t.crossEntropy(s, 1, x, x); });
+    requireError(t, big, [&] { return t.distill(s, 0, x, x); });
+  }
+  // A dimension of 2^32 - 1 fits.
+  CHECK(t.softmaxLast({0, k2to32 - 1}, edge).ok());
+  CHECK(t.crossEntropy({0, k2to32 - 1}, 1, edge, edge).ok());
+  // The logits are looked up, and validated, before the target.
+  requireError(t, id, [&] { return t.crossEntropy({0, k2to32}, 1, kBad, past); });
+  requireError(t, big, [&] { return t.crossEntropy({0, k2to32}, 1, past, kBad); });
 }
 
 TEMPLATE_TEST_CASE("backward rejects a missing output and a seed of the wrong shape",
@@ -220,8 +274,11 @@ TEMPLATE_TEST_CASE("backward rejects a missing output and a seed of the wrong sh
   requireBackwardError(f.m23, seed({3, 2}, {1, 1, 1, 1, 1, 1}), sm);
   requireBackwardError(f.sc, seed({1}, {1}), sm);
   requireBackwardError(f.e20, seed({0, 2}, {}), sm);
-  // Right shape, wrong number of elements in the buffer.
-  requireBackwardError(f.v3, seed({3}, {1, 1}), sm);
+  // Right shape, wrong number of elements in the buffer: TorchLean's buffer validation.
+  requireBackwardError(f.v3, seed({3}, {1, 1}),
+                       "autograd: CUDA buffer size mismatch (shape elements=3, native elements=2)");
+  requireBackwardError(f.e20, seed({2, 0}, {1}),
+                       "autograd: CUDA buffer size mismatch (shape elements=0, native elements=1)");
   // The output id is checked before the seed.
   requireBackwardError(kBad, seed({7, 7}, {}), out);
 }

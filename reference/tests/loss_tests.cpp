@@ -1,4 +1,4 @@
-// crossEntropy and distill (SPEC.md section 3): one-hot and soft targets, weights that do not
+// crossEntropy and distill (docs/spec.md#operations): one-hot and soft targets, weights that do not
 // sum to one, mean = false, every axis position, empty tensors, and the teacher as a constant.
 #include "test_support.h"
 
@@ -141,7 +141,7 @@ TEMPLATE_TEST_CASE("crossEntropy weights need not sum to one", "[cross_entropy]"
   requireHand<TestType>(g2[l2.b], {ld(kLn4), ld(kLn4 - kLn3)});
 }
 
-TEMPLATE_TEST_CASE("crossEntropy of an empty tensor is 0 with empty gradients",
+TEMPLATE_TEST_CASE("crossEntropy of an empty tensor is -0.0 with empty gradients",
                    "[cross_entropy][edge]", float, double, Multi) {
   struct Case {
     Shape s;
@@ -153,13 +153,39 @@ TEMPLATE_TEST_CASE("crossEntropy of an empty tensor is 0 with empty gradients",
       INFO("shape " << tapecheck::toString(c.s) << " axis " << c.axis << " mean " << mean);
       RefTape<TestType> t;
       const Loss l = crossEntropy(t, c.s, c.axis, {}, {}, mean);
+      // The zero-seeded total of no terms is +0; the loss -total / 1 is -0.0.
       requireExact(values(t, l.out), {0});
+      CHECK(std::signbit(values(t, l.out)[0]));
       CHECK(t.node(l.out).requiresGrad);
       const auto g = grads(t, l.out, {1});
       CHECK(g[l.a].empty());
       CHECK(g[l.b].empty());
     }
   }
+}
+
+TEMPLATE_TEST_CASE("an all-zero target gives a loss of -0.0", "[cross_entropy][edge]", float,
+                   double, Multi) {
+  // logits [1, 2, 3], target [0, 0, 0]: every product 0 * logp_j is -0 (logp_j < 0). The Spec's
+  // sum starts at +0, so total = +0 and loss = -0.0, for either mean; summed from the first
+  // product instead, total would be -0 and the loss +0. dlogits = 0 (T = 0, target 0);
+  // dtarget = -logp = log(e + e^2 + e^3) - x_j.
+  const long double lse = lnl(std::exp(1.0L) + std::exp(2.0L) + std::exp(3.0L));
+  for (bool mean : {true, false}) {
+    INFO("mean " << mean);
+    RefTape<TestType> t;
+    const Loss l = crossEntropy(t, {1, 3}, 1, {1, 2, 3}, {0, 0, 0}, mean);
+    const Host v = values(t, l.out);
+    requireExact(v, {0});
+    CHECK(std::signbit(v[0]));
+    const auto g = grads(t, l.out, {1});
+    requireExact(g[l.a], {0, 0, 0});
+    requireHand<TestType>(g[l.b], {ld(lse - 1), ld(lse - 2), ld(lse - 3)});
+  }
+  // Along axis 0 of [3, 2], two slices, the same: a zero total is +0 whatever the layout.
+  RefTape<TestType> t;
+  const Loss l = crossEntropy(t, {3, 2}, 0, {1, 4, 2, 5, 3, 6}, {0, 0, 0, 0, 0, 0}, true);
+  CHECK(std::signbit(values(t, l.out)[0]));
 }
 
 TEMPLATE_TEST_CASE("crossEntropy drops the contribution of a parent without requiresGrad",
@@ -254,7 +280,7 @@ TEMPLATE_TEST_CASE("distill's teacher never receives a gradient", "[distill][gra
   }
 }
 
-TEMPLATE_TEST_CASE("distill of an empty tensor is 0 with an empty gradient", "[distill][edge]",
+TEMPLATE_TEST_CASE("distill of an empty tensor is -0.0 with an empty gradient", "[distill][edge]",
                    float, double, Multi) {
   for (const Shape& s : {Shape{0}, Shape{2, 0}, Shape{0, 3}, Shape{2, 0, 4}}) {
     INFO("shape " << tapecheck::toString(s));
@@ -262,6 +288,7 @@ TEMPLATE_TEST_CASE("distill of an empty tensor is 0 with an empty gradient", "[d
       RefTape<TestType> t;
       const Loss l = distill(t, s, 0, {}, {}, studentGrad, true);
       requireExact(values(t, l.out), {0});
+      CHECK(std::signbit(values(t, l.out)[0]));
       const auto g = grads(t, l.out, {1});
       CHECK(g[l.a].empty());
       CHECK(g[l.b].empty());

@@ -1,4 +1,4 @@
-// layerNorm and batchNorm (SPEC.md section 3): hand-derived values and gradients, epsilon
+// layerNorm and batchNorm (docs/spec.md#operations): hand-derived values and gradients, epsilon
 // (default, zero, negative), the second centering, spatial = [] and rank-3 spatial shapes.
 #include "test_support.h"
 
@@ -128,15 +128,49 @@ TEST_CASE("layerNorm in Multi gives the real-number value where binary64 rounds 
 
 TEMPLATE_TEST_CASE("layerNorm with a negative epsilon is not rejected", "[layer_norm][edge]",
                    float, double, Multi) {
-  // [1, 2, 3], eps = -1: var + eps = 2/3 - 1 < 0, sqrt is NaN, NaN propagates to y and dx.
+  // [1, 2, 3], eps = -1: var + eps = 2/3 - 1 < 0, so std = sqrt(max(-1/3, 0)) = 0:
+  // c = [-1, 0, 1] gives xhat = [-inf, 0/0 = NaN, +inf]. dy = [1, 0, 0]: g = [1, 0, 0],
+  // mean(g * xhat) = (-inf + NaN + 0 * inf) / 3 = NaN, so every dx is NaN.
   RefTape<TestType> t;
   const Norm n = layerNorm(t, 1, 3, {1, 2, 3}, {1, 1, 1}, {0, 0, 0}, -1.0);
-  requireAllNaN(values(t, n.y));
+  requireExact(values(t, n.y), {-kInf, kNaN, kInf});
   requireAllNaN(grads(t, n.y, {1, 0, 0})[n.x]);
   // [1, 3], eps = -3/4: var + eps = 1/4 > 0, std 1/2, xhat = [-2, 2]: computed as usual.
   RefTape<TestType> t2;
   const Norm n2 = layerNorm(t2, 1, 2, {1, 3}, {1, 1}, {0, 0}, -0.75);
   requireExact(values(t2, n2.y), {-2, 2});
+}
+
+TEMPLATE_TEST_CASE("var + epsilon below zero gives std = 0: a non-constant row is +-inf, a "
+                   "constant row NaN",
+                   "[layer_norm][edge]", float, double, Multi) {
+  // The Spec's square root is sqrt(max(d, 0)). x = [1, 3], eps = -2: c = [-1, 1], var = 1,
+  // var + eps = -1, std = 0, invStd = +inf: y = xhat = [-inf, +inf]. dy = [1, 1]: g = [1, 1],
+  // mean g = 1, mean(g * xhat) = (-inf + inf) / 2 = NaN: dx = [NaN, NaN];
+  // dgamma = dy * xhat = [-inf, +inf]; dbeta = [1, 1].
+  RefTape<TestType> t;
+  const Norm n = layerNorm(t, 1, 2, {1, 3}, {1, 1}, {0, 0}, -2.0);
+  requireExact(values(t, n.y), {-kInf, kInf});
+  const auto g = grads(t, n.y, {1, 1});
+  requireAllNaN(g[n.x]);
+  requireExact(g[n.gamma], {-kInf, kInf});
+  requireExact(g[n.beta], {1, 1});
+  // A second row [2, 2] (c = 0, var = 0, var + eps = -2): xhat = 0 / 0 = NaN; the first row
+  // is unchanged. var + eps = 0 exactly (x = [1, 3], eps = -1) gives std = +0 as well.
+  RefTape<TestType> t2;
+  const Norm n2 = layerNorm(t2, 2, 2, {1, 3, 2, 2}, {1, 1}, {0, 0}, -2.0);
+  requireExact(values(t2, n2.y), {-kInf, kInf, kNaN, kNaN});
+  RefTape<TestType> t3;
+  const Norm n3 = layerNorm(t3, 1, 2, {1, 3}, {1, 1}, {0, 0}, -1.0);
+  requireExact(values(t3, n3.y), {-kInf, kInf});
+}
+
+TEMPLATE_TEST_CASE("a NaN in var + epsilon stays NaN under the clamped square root",
+                   "[layer_norm][edge]", float, double, Multi) {
+  // eps = NaN: d = NaN, max(NaN, 0) = NaN (Lean's max), so std and every output are NaN.
+  RefTape<TestType> t;
+  const Norm n = layerNorm(t, 1, 2, {1, 3}, {1, 1}, {0, 0}, kNaN);
+  requireAllNaN(values(t, n.y));
 }
 
 TEMPLATE_TEST_CASE("layerNorm's gradient on one row of two, worked by hand", "[layer_norm][grad]",
@@ -284,13 +318,35 @@ TEMPLATE_TEST_CASE("batchNorm's gradient per channel, worked by hand", "[batch_n
   requireExact(g[n.beta], {1, 1});
 }
 
-TEMPLATE_TEST_CASE("batchNorm with a negative epsilon propagates NaN", "[batch_norm][edge]",
+TEMPLATE_TEST_CASE("batchNorm with var + epsilon below zero gives std = 0", "[batch_norm][edge]",
                    float, double, Multi) {
-  // Channel [1, 1, 3, 3]: var 1, eps -2: sqrt(-1) = NaN.
+  // Channel [1, 1, 3, 3]: c = [-1, -1, 1, 1], var 1, eps -2: std = sqrt(max(-1, 0)) = 0,
+  // xhat = [-inf, -inf, +inf, +inf]; gamma 1, beta 0: y = xhat.
   RefTape<TestType> t;
   const Norm n = batchNorm(t, 1, {4}, {1, 1, 3, 3}, {1}, {0}, -2.0);
-  requireAllNaN(values(t, n.y));
+  requireExact(values(t, n.y), {-kInf, -kInf, kInf, kInf});
   requireAllNaN(grads(t, n.y, {1, 0, 0, 0})[n.x]);
+  // x = [1, 3], eps = -2, dy = [1, 1]: y = [-inf, +inf]; mean(g * xhat) = NaN so dx = NaN;
+  // dgamma = -inf + inf = NaN; dbeta = 2. A constant channel [2, 2] beside it is 0/0 = NaN.
+  RefTape<TestType> t2;
+  const Norm n2 = batchNorm(t2, 2, {2}, {1, 3, 2, 2}, {1, 1}, {0, 0}, -2.0);
+  requireExact(values(t2, n2.y), {-kInf, kInf, kNaN, kNaN});
+  const auto g = grads(t2, n2.y, {1, 1, 0, 0});
+  requireAllNaN(g[n2.x]);
+  requireAllNaN(g[n2.gamma]);
+  requireExact(g[n2.beta], {2, 0});
+}
+
+TEMPLATE_TEST_CASE("batchNorm centers once: the rounding error of the mean enters var",
+                   "[batch_norm][centering]", float, double) {
+  // The Spec's batchNorm takes the variance of c itself. e the machine epsilon of the scalar,
+  // S = 4, eps = 0, x = [1, 1, 1, 1 + e], in the scalar's own arithmetic: sum x rounds to 4,
+  // mean = 1, c = [0, 0, 0, e] exactly, var = e^2 / 4 exactly, std = e / 2:
+  // xhat = [0, 0, 0, 2]. (layerNorm, which centers twice, gives 4 / sqrt(3) there.)
+  const double e = std::numeric_limits<TestType>::epsilon();
+  RefTape<TestType> t;
+  const Norm n = batchNorm(t, 1, {4}, {1, 1, 1, 1 + e}, {1}, {0}, 0.0);
+  requireExact(values(t, n.y), {0, 0, 0, 2});
 }
 
 TEMPLATE_TEST_CASE("batchNorm on [1,2,3] matches layerNorm's hand value", "[batch_norm]", float,

@@ -1,4 +1,4 @@
-// softmaxLast and logSoftmaxLast (SPEC.md section 3): hand-derived values and gradients, and
+// softmaxLast and logSoftmaxLast (docs/spec.md#operations): hand-derived values and gradients, and
 // every edge case the spec names (empty tensors, the scalar, rows of one entry, non-finite rows).
 #include "test_support.h"
 

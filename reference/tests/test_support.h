@@ -1,7 +1,7 @@
 // Shared helpers of the reference-tape suite: building leaves, reading values and gradients
 // back as binary64, and comparing against values derived by hand.
 //
-// Expected values in this suite are written from SPEC.md's formulas by hand (the derivation is
+// Expected values in this suite are written from docs/spec.md's formulas by hand (the derivation is
 // in the comment next to each case) and evaluated, where they are irrational, in long double
 // (64-bit significand) from closed forms such as log(6) or sqrt(3/2): never by the code under
 // test.

@@ -1,4 +1,4 @@
-// topKMask (SPEC.md section 3): masks of the k largest entries per row, ties by lower index,
+// topKMask (docs/spec.md#operations): masks of the k largest entries per row, ties by lower index,
 // NaN below every number, k = 0 and k >= cols, the scalar, empty tensors, and no gradient.
 #include "test_support.h"
 

@@ -1,7 +1,7 @@
 // PyTorch's own CUDA operators for each benchmarked entry point, called directly (no tapecheck
 // semantics, no fix-ups): the "ATen" a user would otherwise run, so that "ours vs ATen" can be
 // quoted against the real thing as well as against the `aten` kernel table, which wraps these
-// operators with the extra work SPEC.md's semantics need (NaN order in top-k, all-NaN rows, the
+// operators with the extra work docs/spec.md's semantics need (NaN order in top-k, all-NaN rows, the
 // saved xhat) and is therefore slower than ATen itself.
 #pragma once
 

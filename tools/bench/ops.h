@@ -28,7 +28,7 @@ enum class Op {
   CrossEntropyBwd,
 };
 
-// One benchmarked ABI entry point (conformance's OpInfo describes a SPEC.md operation instead).
+// One benchmarked ABI entry point (conformance's OpInfo describes a docs/spec.md operation instead).
 struct BenchKernel {
   Op op;
   const char* name;          // the ABI field, e.g. "softmax_fwd"

@@ -121,7 +121,7 @@ Result<Baseline> loadBaseline(const std::string& path) {
   return Baseline{std::move(cert).value(), sha256Hex(bytes.value())};
 }
 
-// Every subject the run must cover: the SPEC.md operations and the chained tape programs.
+// Every subject the run must cover: the docs/spec.md operations and the chained tape programs.
 std::vector<std::string> registryOps() {
   std::vector<std::string> names;
   for (const conformance::OpInfo& op : conformance::opRegistry()) names.push_back(op.name);

@@ -68,7 +68,7 @@ bool anyInfinity(const std::vector<double>& values) {
   return false;
 }
 
-// SPEC.md defines infinities in the first tensor argument (x, logits, student: rows holding
+// docs/spec.md defines infinities in the first tensor argument (x, logits, student: rows holding
 // +-inf). Anywhere else (a target weight, gamma, beta, the seed) an infinity meets a factor that
 // binary32 rounds to exactly 0 where binary64 keeps 1e-15 (a log-probability of a dominant
 // logit, an xhat), and inf * 0 = NaN against inf * 1e-15 = inf is rounding, not a kernel bug.

@@ -111,7 +111,7 @@ inductive Verdict where
   | skipped (reason : String)
 
 /-- The gradient `expected.grads` holds for a leaf: the op's (`flows`, by leaf id) when the leaf
-requires grad, zeros otherwise (SPEC.md section 2). -/
+requires grad, zeros otherwise (docs/spec.md#tape). -/
 def gradOfLeaf (flows : List (Nat × Json)) (id : Nat) (leaf : Leaf) : Json :=
   if leaf.requiresGrad then
     match flows.find? (fun f => f.1 == id) with

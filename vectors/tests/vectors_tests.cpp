@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tapecheck/conformance/epsilon_abi.h"
 #include "tapecheck/conformance/op_registry.h"
 #include "tapecheck/conformance/reference_tapes.h"
 #include "tapecheck/errors.h"
@@ -314,7 +315,8 @@ TEST_CASE("the committed corpus has at least 25 explained tests per op") {
   }
   CHECK(results["invalid"] > 0);
   CHECK(results["acceptable"] > 0);
-  // The SPEC.md edge cases and known failure classes each op must cover.
+  // The docs/spec.md edge cases and known failure classes each op must cover, and a vector for each
+  // of docs/spec.md's known divergences of TorchLean's own tape (section 7).
   const std::map<std::string, std::vector<std::string>> must = {
       {"softmaxLast", {"Empty", "Scalar", "RowOfOne", "NaN", "PosInf", "AllNegInf", "SomeNegInf",
                        "ExpOverflow", "OddWidth", "InvalidId", "ShapeMismatch", "TooLarge",
@@ -324,9 +326,11 @@ TEST_CASE("the committed corpus has at least 25 explained tests per op") {
       {"topKMask", {"KZero", "KAtLeastCols", "Ties", "NaN", "Scalar", "Empty", "NoGradient",
                     "OddWidth", "TooLarge", "SeedMismatch"}},
       {"layerNorm", {"MeanShifted", "ZeroVariance", "NegativeEpsilon", "BadDims", "InvalidId",
-                     "ShapeMismatch", "TooLarge", "ErrorOrder", "OddWidth", "SeedMismatch"}},
+                     "ShapeMismatch", "TooLarge", "ErrorOrder", "OddWidth", "SeedMismatch",
+                     "TorchLeanTapeDiverges"}},
       {"batchNorm", {"SpatialScalar", "SpatialRank", "ZeroVariance", "OneValuePerChannel",
-                     "NegativeEpsilon", "IllFormed", "TooLarge", "ErrorOrder", "SeedMismatch"}},
+                     "NegativeEpsilon", "IllFormed", "TooLarge", "ErrorOrder", "SeedMismatch",
+                     "TorchLeanTapeDiverges", "EpsilonAbiUnsafe"}},
       {"crossEntropy", {"TargetNotNormalized", "MeanFalse", "LargeLogits", "Empty",
                         "AxisOutOfBounds", "InvalidId", "ShapeMismatch", "SeedMismatch"}},
       {"distill", {"TeacherRequiresGrad", "Empty", "LargeLogits", "AxisOutOfBounds",
@@ -336,6 +340,25 @@ TEST_CASE("the committed corpus has at least 25 explained tests per op") {
       INFO(op << " needs flag " << flag);
       CHECK(flags[op].count(flag) == 1);
     }
+}
+
+TEST_CASE("every committed file names docs/spec.md anchors that exist and the TorchLean commit") {
+  const std::string spec = readAll(kDir + "/../docs/spec.md");
+  auto files = collectVectorFiles({kGolden});
+  REQUIRE(files.ok());
+  for (const auto& path : files.value()) {
+    INFO(path);
+    auto f = loadVectorFile(path);
+    REQUIRE(f.ok());
+    CHECK_FALSE(f.value().specRules.empty());
+    REQUIRE(f.value().torchleanCommit);
+    CHECK(*f.value().torchleanCommit == kTorchLeanCommit);
+    for (const auto& rule : f.value().specRules) {
+      INFO(rule);
+      const std::string anchor = rule.substr(rule.find('#') + 1);
+      CHECK(spec.find("<a id=\"" + anchor + "\"></a>") != std::string::npos);
+    }
+  }
 }
 
 TEST_CASE("every committed file reads back and formats to the same bytes") {
@@ -356,8 +379,8 @@ TEST_CASE("every committed file reads back and formats to the same bytes") {
 // ---- Generation -----------------------------------------------------------------------------
 
 namespace {
-CorpusFile oneCase(CaseDef c) {
-  CorpusFile f{"softmaxLast", "test", {"h"}, {}};
+CorpusFile oneCase(CaseDef c, const std::string& op = "softmaxLast") {
+  CorpusFile f{op, "test", {"h"}, {}, {"docs/spec.md#softmax-last"}};
   f.cases.push_back(std::move(c));
   return f;
 }
@@ -415,6 +438,83 @@ TEST_CASE("generation is deterministic and records the oracle's provenance") {
   for (const auto& [flag, text] : a.value().notes) CHECK(flagDescription(flag) == text);
 }
 
+TEST_CASE("generated files name their docs/spec.md rules and the TorchLean commit") {
+  auto f = generateVectorFile(oneCase(
+      CaseDef("invalid id", {"InvalidId"}).arg("x", 0).s({2}).invalid(errors::kInvalidNodeId)));
+  REQUIRE(f.ok());
+  CHECK(f.value().specRules == std::vector<std::string>{"docs/spec.md#softmax-last"});
+  REQUIRE(f.value().torchleanCommit);
+  CHECK(*f.value().torchleanCommit == "3447b74f6bf43f83ad50885851caf0bc01b4c53d");
+  const std::string text = formatVectorFile(f.value()).value();
+  CHECK(text.find("  \"specRules\": [\"docs/spec.md#softmax-last\"],\n") != std::string::npos);
+  CHECK(text.find("  \"torchleanCommit\": \"3447b74f6bf43f83ad50885851caf0bc01b4c53d\",\n") !=
+        std::string::npos);
+  // A corpus file without rules, or with a rule that is not an anchor, is not generated.
+  CorpusFile none = oneCase(CaseDef("x", {"InvalidId"}).arg("x", 0).s({2}).invalid(
+      errors::kInvalidNodeId));
+  none.specRules.clear();
+  auto noRules = generateVectorFile(none);
+  REQUIRE_FALSE(noRules.ok());
+  CHECK(noRules.message().find("must name the docs/spec.md rules") != std::string::npos);
+  none.specRules = {"SPEC.md section 3"};
+  CHECK_FALSE(generateVectorFile(none).ok());
+}
+
+TEST_CASE("provenance fields are optional: files without them load, files with them round-trip") {
+  const std::string text = readAll(kData + "/pass/softmaxLast-hand.json");
+  auto plain = parseVectorText(text, "plain.json");
+  REQUIRE(plain.ok());
+  CHECK(plain.value().specRules.empty());
+  CHECK_FALSE(plain.value().torchleanCommit);
+  Json doc = Json::parse(text);
+  Json with;
+  for (const auto& [key, value] : doc.items()) {
+    with[key] = value;
+    if (key == "generator") {
+      with["specRules"] = {"docs/spec.md#softmax-last", "docs/spec.md#row-op-last"};
+      with["torchleanCommit"] = "3447b74f6bf43f83ad50885851caf0bc01b4c53d";
+    }
+  }
+  auto f = parseVectorText(with.dump(2), "with.json");
+  REQUIRE(f.ok());
+  CHECK(f.value().specRules ==
+        std::vector<std::string>{"docs/spec.md#softmax-last", "docs/spec.md#row-op-last"});
+  CHECK(*f.value().torchleanCommit == "3447b74f6bf43f83ad50885851caf0bc01b4c53d");
+  auto again = parseVectorText(formatVectorFile(f.value()).value(), "again.json");
+  REQUIRE(again.ok());
+  CHECK(again.value().specRules == f.value().specRules);
+  CHECK(again.value().torchleanCommit == f.value().torchleanCommit);
+}
+
+TEST_CASE("malformed provenance fields are rejected with the field named") {
+  const Json base = Json::parse(readAll(kData + "/pass/softmaxLast-hand.json"));
+  struct Bad {
+    const char* key;
+    Json value;
+    const char* message;
+  };
+  const std::vector<Bad> bad = {
+      {"specRules", "docs/spec.md#softmax-last", "specRules: expected an array"},
+      {"specRules", Json::array({"SPEC.md section 3"}), "specRules[0]: 'SPEC.md section 3' is not"},
+      {"specRules", Json::array({"docs/spec.md#"}), "specRules[0]"},
+      {"specRules", Json::array({"docs/spec.md#Softmax"}), "specRules[0]"},
+      {"specRules", Json::array({"docs/spec.md#a--b"}), "specRules[0]"},
+      {"specRules", Json::array({"docs/spec.md#uint32", "docs/spec.md#uint32"}),
+       "specRules[1]: 'docs/spec.md#uint32' is listed twice"},
+      {"specRules", Json::array({7}), "specRules[0]: expected a string"},
+      {"torchleanCommit", "3447b74", "torchleanCommit: '3447b74' is not a commit hash"},
+      {"torchleanCommit", "3447B74F6BF43F83AD50885851CAF0BC01B4C53D", "torchleanCommit"},
+      {"torchleanCommit", 3447, "torchleanCommit: expected a string"},
+  };
+  for (const Bad& b : bad) {
+    Json doc = base;
+    doc[b.key] = b.value;
+    const std::string m = loaderMessage(doc);
+    INFO(b.key << " = " << b.value.dump() << ": " << m);
+    CHECK(m.find(b.message) != std::string::npos);
+  }
+}
+
 TEST_CASE("doubles are written in the shortest form that reads back") {
   CHECK(formatDouble(1e-5).value() == "1e-05");
   CHECK(formatDouble(0.1).value() == "0.1");
@@ -427,6 +527,110 @@ TEST_CASE("doubles are written in the shortest form that reads back") {
   CHECK(isBinary32(-std::numeric_limits<double>::infinity()));
   CHECK(fromBits(toBits(-0.0)) == 0.0);
   CHECK(toBits(-0.0) == 9223372036854775808ULL);
+}
+
+// ---- Epsilon and kernel ABI v1 (docs/spec.md#epsilon-abi-safe) ----------------------------
+
+namespace {
+conformance::TestCase normCase(const std::string& op, std::size_t rows, std::size_t cols,
+                               std::vector<double> x, double epsilon) {
+  conformance::TestCase c;
+  c.op = op;
+  c.leaves.push_back({{{rows, cols}, std::move(x)}, true});
+  c.leaves.push_back({{{op == "layerNorm" ? cols : rows}, std::vector<double>(
+                           op == "layerNorm" ? cols : rows, 1.0)}, true});
+  c.leaves.push_back(c.leaves.back());
+  c.call = {{"x", 0}, {"gamma", 1}, {"beta", 2}};
+  if (op == "layerNorm") {
+    c.attrs.seqLen = rows;
+    c.attrs.embedDim = cols;
+  } else {
+    c.attrs.channels = rows;
+    c.attrs.spatial = Shape{cols};
+  }
+  c.attrs.epsilon = epsilon;
+  return c;
+}
+}  // namespace
+
+TEST_CASE("rounding epsilon to binary32 is classified per row: exact, safe or unsafe") {
+  using conformance::EpsilonAbi;
+  using conformance::classifyEpsilonAbi;
+  for (const char* op : {"layerNorm", "batchNorm"}) {
+    INFO(op);
+    // A binary32 epsilon, or NaN: nothing changes.
+    CHECK(classifyEpsilonAbi(normCase(op, 1, 3, {1, 2, 3}, 0.25)) == EpsilonAbi::Exact);
+    CHECK(classifyEpsilonAbi(normCase(op, 1, 3, {1, 2, 3}, -2)) == EpsilonAbi::Exact);
+    CHECK(classifyEpsilonAbi(normCase(op, 1, 3, {1, 2, 3}, std::nan(""))) == EpsilonAbi::Exact);
+    // 0.1 on var 2/3: std changes by about 1e-9 relative.
+    CHECK(classifyEpsilonAbi(normCase(op, 1, 3, {1, 2, 3}, 0.1)) == EpsilonAbi::Safe);
+    // 1e-3 on a constant row: std = sqrt(e) changes by 2.4e-8 < 2^-25: still safe.
+    CHECK(classifyEpsilonAbi(normCase(op, 1, 3, {5, 5, 5}, 1e-3)) == EpsilonAbi::Safe);
+    // -2.1 on var 1: var + e and var + fl32(e) are both negative, std = 0 either way.
+    CHECK(classifyEpsilonAbi(normCase(op, 1, 2, {1, 3}, -2.1)) == EpsilonAbi::Exact);
+    // A NaN row is NaN either way; the other row decides.
+    CHECK(classifyEpsilonAbi(normCase(op, 2, 2, {std::nan(""), 1, 1, 3}, -2.1)) ==
+          EpsilonAbi::Exact);
+    // 1e-50 rounds to 0: a constant row gives xhat 0 at e and NaN at 0.
+    CHECK(classifyEpsilonAbi(normCase(op, 2, 2, {1, 3, 4, 4}, 1e-50)) == EpsilonAbi::Unsafe);
+    // -(1 - 2^-30) rounds to -1: var 1 gives std 2^-15 at e and 0 at fl32(e).
+    CHECK(classifyEpsilonAbi(normCase(op, 1, 2, {-1, 1}, -(1 - 0x1p-30))) == EpsilonAbi::Unsafe);
+    // x = [-1 - 2^-19, 1]: var = (1 + 2^-20)^2; e = -(1 - 2^-20) - 2^-30 rounds to
+    // -(1 - 2^-20): both sums near 3 * 2^-20 and positive, but they differ by 2^-30, so std
+    // changes by about 2^-11 / 3 relative, far more than 2^-25.
+    CHECK(classifyEpsilonAbi(normCase(op, 1, 2, {-1 - 0x1p-19, 1}, -(1 - 0x1p-20) - 0x1p-30)) ==
+          EpsilonAbi::Unsafe);
+    // 1e39 rounds to +inf.
+    CHECK(classifyEpsilonAbi(normCase(op, 1, 2, {1, 3}, 1e39)) == EpsilonAbi::Unsafe);
+  }
+  // Other operations have no epsilon.
+  conformance::TestCase softmax;
+  softmax.op = "softmaxLast";
+  softmax.attrs.epsilon = 1e-50;
+  CHECK(classifyEpsilonAbi(softmax) == EpsilonAbi::Exact);
+}
+
+TEST_CASE("an ABI-unsafe case is judged on the reference and not judged on a device target") {
+  // batchNorm x = [-1, 1], epsilon -(1 - 2^-30): the oracle's std is 2^-15 (y = [-32768,
+  // 32768]); through ABI v1 epsilon is -1 and std 0. The binary32 reference tape stands in for
+  // a kernel (it rounds epsilon as the ABI does) and would fail if it were judged.
+  CaseDef d("epsilon -(1 - 2^-30) rounds to -1", {"NegativeEpsilon", "EpsilonAbiUnsafe"});
+  d.leaf({1, 2}, {-1, 1}).leaf({1}, {1}).leaf({1}, {0})
+      .arg("x", 0).arg("gamma", 1).arg("beta", 2)
+      .channels(1).spatial({2}).epsilon(-(1 - 0x1p-30)).upstream({1, 2}, {1, 1});
+  CorpusFile def = oneCase(d, "batchNorm");
+  def.specRules = {"docs/spec.md#batch-norm"};
+  auto f = generateVectorFile(def);
+  REQUIRE(f.ok());
+  const auto& value = f.value().tests[0].expected.value->values;
+  CHECK(value == std::vector<double>{-32768, 32768});
+  std::ostringstream log;
+  auto ref = checkVectorFiles({f.value()}, VectorCheckOptions{}, log);
+  REQUIRE(ref.ok());
+  CHECK(ref.value().passed == 1);
+  VectorCheckOptions device;
+  device.target = Target::Device;
+  device.deviceTape = [] { return conformance::makeReferenceTapeFloat(); };
+  device.verbose = true;
+  auto dev = checkVectorFiles({f.value()}, device, log);
+  REQUIRE(dev.ok());
+  CHECK(dev.value().notJudged == 1);
+  CHECK(dev.value().passed == 0);
+  CHECK(dev.value().failed == 0);
+  CHECK(log.str().find("NOT JUDGED") != std::string::npos);
+  std::ostringstream report;
+  printVectorCheckReport(dev.value(), Target::Device, report);
+  CHECK(report.str().find("failed:0 not-judged:1") != std::string::npos);
+  // Generation insists on the flag exactly when the classification says unsafe.
+  def.cases[0].flags = {"NegativeEpsilon"};
+  auto unflagged = generateVectorFile(def);
+  REQUIRE_FALSE(unflagged.ok());
+  CHECK(unflagged.message().find("flag it EpsilonAbiUnsafe") != std::string::npos);
+  def.cases[0].flags = {"NegativeEpsilon", "EpsilonAbiUnsafe"};
+  def.cases[0].tc.attrs.epsilon = -0.5;
+  auto overflagged = generateVectorFile(def);
+  REQUIRE_FALSE(overflagged.ok());
+  CHECK(overflagged.message().find("the flag EpsilonAbiUnsafe is set") != std::string::npos);
 }
 
 // ---- ParamIO ------------------------------------------------------------------------------

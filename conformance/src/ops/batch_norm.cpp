@@ -110,6 +110,17 @@ std::vector<CaseDef> edgeCases() {
                  {"NegativeEpsilon", "ZeroVariance"}, 2, {2}, {1, 1, 0, 4}, {1, 1}, {0, 0},
                  {1, 1, 1, 1})
                   .epsilon(-1e-5));
+  c.push_back(bn("var + epsilon = -1: std = sqrt(max(-1, 0)) = 0, xhat = -inf, +inf; gamma's "
+                 "gradient is -inf + inf = NaN",
+                 {"NegativeEpsilon"}, 1, {2}, {1, 3}, {1}, {0}, {1, 1})
+                  .epsilon(-2));
+  c.push_back(bn("epsilon -(1 - 2^-30): var + epsilon = 2^-30, std = 2^-15; TorchLean's LibTorch "
+                 "tape and kernel ABI v1 round epsilon to -1 and get std = 0 "
+                 "(docs/spec.md#divergence-batch-norm-epsilon)",
+                 {"TorchLeanTapeDiverges", "EpsilonNotBinary32", "NegativeEpsilon",
+                  "EpsilonAbiUnsafe"},
+                 1, {2}, {-1, 1}, {1}, {0}, {1, 1})
+                  .epsilon(-0.999999999068677425384521484375));
   c.push_back(bn("epsilon 0 with one value per channel: 0/0 is NaN",
                  {"ZeroEpsilon", "OneValuePerChannel", "SpatialScalar"}, 2, {}, {1, 2}, {1, 1},
                  {0, 0}, {1, 1})
@@ -169,13 +180,22 @@ std::vector<CaseDef> errorCases() {
                   .channels(0)
                   .spatial({})
                   .invalid(kBatchNormShape));
-  c.push_back(CaseDef("channels 65536, spatial [65537]: too large, before the invalid x",
+  c.push_back(CaseDef("channels 65536 and S 65537 each fit UInt32: x is looked up first and is "
+                      "invalid",
                       {"TooLarge", "ErrorOrder"})
                   .arg("x", 0)
                   .arg("gamma", 1)
                   .arg("beta", 2)
                   .channels(65536)
                   .spatial({65537})
+                  .invalid(kInvalidNodeId));
+  c.push_back(CaseDef("spatial [65536, 65536]: S = 2^32 is too large before the lookups",
+                      {"TooLarge", "ErrorOrder", "SpatialRank"})
+                  .arg("x", 0)
+                  .arg("gamma", 1)
+                  .arg("beta", 2)
+                  .channels(1)
+                  .spatial({65536, 65536})
                   .invalid(kTooLarge));
   c.push_back(bn("x is invalid", {"InvalidId"}, 2, {3}, x6, g2, b2, {}).arg("x", 3)
                   .invalid(kInvalidNodeId));
@@ -235,24 +255,33 @@ std::vector<CorpusFile> goldenFiles() {
   files.push_back(CorpusFile{
       "batchNorm",
       "edge-cases",
-      {"batchNorm (SPEC.md section 3): x [channels :: spatial], training-mode statistics over "
+      {"batchNorm (docs/spec.md#operations): x [channels :: spatial], training-mode statistics over "
        "the S = size(spatial) values of each channel, no batch axis, no running statistics.",
        "Expected values: the multi-precision reference tape rounded to binary64."},
-      edgeCases()});
+      edgeCases(),
+      {"docs/spec.md#batch-norm", "docs/spec.md#clamped-sqrt", "docs/spec.md#lean-max",
+       "docs/spec.md#epsilon-binary32", "docs/spec.md#epsilon-abi-safe",
+       "docs/spec.md#divergence-batch-norm-epsilon", "docs/spec.md#pullbacks",
+       "docs/spec.md#requires-grad"}});
   files.push_back(CorpusFile{
       "batchNorm",
       "widths",
       {"batchNorm with S just past GPU block sizes (512, 1024).",
        "Expected values: the multi-precision reference tape rounded to binary64."},
-      widthCases()});
+      widthCases(),
+      {"docs/spec.md#batch-norm", "docs/spec.md#pullbacks"}});
   files.push_back(CorpusFile{
       "batchNorm",
       "errors",
-      {"batchNorm: well-formedness of channels :: spatial, the UInt32 size check, then lookups "
-       "in the order x, gamma, beta; backward's seed shape check.",
-       "Expected errors are written in the case definitions from SPEC.md; generation fails if "
+      {"batchNorm: well-formedness of channels :: spatial, channels and S each against UInt32, "
+       "then lookups in the order x, gamma, beta, the element count checked at x's; backward's "
+       "seed shape check.",
+       "Expected errors are written in the case definitions from docs/spec.md; generation fails if "
        "the reference disagrees."},
-      errorCases()});
+      errorCases(),
+      {"docs/spec.md#batch-norm-validation", "docs/spec.md#well-formed", "docs/spec.md#lookup",
+       "docs/spec.md#uint32", "docs/spec.md#error-strings",
+       "docs/spec.md#errors-leave-tape-unchanged", "docs/spec.md#backward"}});
   return files;
 }
 

@@ -91,13 +91,20 @@ std::vector<CaseDef> rowOpLastErrorCases(const std::function<void(CaseDef&)>& at
           .arg("x", 2)
           .s({})
           .invalid(kInvalidNodeId));
-  add(CaseDef("[65536,65537] is too large for UInt32 and x is invalid: the size check comes "
-              "first",
+  add(CaseDef("rows 65536 and cols 65537 each fit UInt32, so the lookup runs: x is invalid (the "
+              "element count is checked only at a lookup that finds the node)",
               {"TooLarge", "ErrorOrder"})
           .leaf({2}, {1, 2})
           .arg("x", 5)
           .s({65536, 65537})
-          .invalid(kTooLarge));
+          .invalid(kInvalidNodeId));
+  add(CaseDef("[65536, 65536] (2^32 elements) on a [2] leaf: the fold passes and the shapes "
+              "differ",
+              {"TooLarge", "ShapeMismatch"})
+          .leaf({2}, {1, 2})
+          .arg("x", 0)
+          .s({65536, 65536})
+          .invalid(kShapeMismatch));
   add(CaseDef("one dimension of 2^32 on a valid leaf of another shape: too large, not a "
               "shape mismatch",
               {"TooLarge", "ErrorOrder"})
@@ -110,12 +117,36 @@ std::vector<CaseDef> rowOpLastErrorCases(const std::function<void(CaseDef&)>& at
           .arg("x", 3)
           .s({4294967295ULL})
           .invalid(kInvalidNodeId));
-  add(CaseDef("an empty [0, 2^33] tensor is not too large: empty tensors skip the size check",
+  add(CaseDef("an empty [0, 2^33] leaf is found and has the declared shape, but its dimension "
+              "2^33 does not fit UInt32",
               {"Empty", "TooLarge"})
           .leaf({0, 8589934592ULL}, {})
           .arg("x", 0)
           .s({0, 8589934592ULL})
-          .upstream({0, 8589934592ULL}, {}));
+          .upstream({0, 8589934592ULL}, {})
+          .invalid(kTooLarge));
+  add(CaseDef("an empty [0, 2^32] leaf: the dimension 2^32 is one too many for UInt32",
+              {"Empty", "TooLarge"})
+          .leaf({0, 4294967296ULL}, {})
+          .arg("x", 0)
+          .s({0, 4294967296ULL})
+          .upstream({0, 4294967296ULL}, {})
+          .invalid(kTooLarge));
+  add(CaseDef("an empty [0, 2^32 - 1] leaf fits UInt32: an empty value and an empty gradient",
+              {"Empty", "TooLarge"})
+          .leaf({0, 4294967295ULL}, {})
+          .arg("x", 0)
+          .s({0, 4294967295ULL})
+          .upstream({0, 4294967295ULL}, {}));
+  add(CaseDef("a tape that also holds an empty [0, 2^33] leaf cannot be differentiated: "
+              "backward allocates every node's gradient through numelU32",
+              {"TooLarge", "Empty"})
+          .leaf({2, 3}, ramp(6, -1, 0.5))
+          .leaf({0, 8589934592ULL}, {}, false)
+          .arg("x", 0)
+          .s({2, 3})
+          .upstream({2, 3}, filled(6, 1))
+          .invalid(kTooLarge));
   add(CaseDef("backward seed [3,2] for a [2,3] output", {"SeedMismatch"})
           .leaf({2, 3}, ramp(6, -1, 0.5))
           .arg("x", 0)

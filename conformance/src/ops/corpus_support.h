@@ -35,9 +35,9 @@ std::vector<double> concat(std::vector<double> a, const std::vector<double>& b);
 // rows x cols one-hot rows: row r has a 1 at hot[r].
 std::vector<double> oneHot(std::size_t rows, std::size_t cols, const std::vector<std::size_t>& hot);
 
-// The validation cases of SPEC.md's rowOpLast (softmaxLast, logSoftmaxLast, topKMask): invalid
-// ids, shape mismatches, the UInt32 size check before the lookup, seed shape mismatches, empty
-// tensors that skip the size check. `attrs` adds the op's other attributes (k for topKMask).
+// The validation cases of docs/spec.md's rowOpLast (softmaxLast, logSoftmaxLast, topKMask): invalid
+// ids, shape mismatches, rows and cols checked against UInt32 before the lookup and the element
+// count at it, seed shape mismatches, empty tensors whose dimensions the lookup validates. `attrs` adds the op's other attributes (k for topKMask).
 std::vector<CaseDef> rowOpLastErrorCases(const std::function<void(CaseDef&)>& attrs);
 
 // The softmax family's files (softmax_family_corpus.cpp): softmaxLast's, and logSoftmaxLast's

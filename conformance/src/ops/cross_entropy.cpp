@@ -101,13 +101,18 @@ std::vector<CaseDef> edgeCases() {
   c.push_back(ce("slices of one: logp = 0, the loss is -0 and the logits gradient is "
                  "softmax*T - t = 0",
                  {"RowOfOne"}, {3, 1}, 1, {5, -5, 0}, {1, 0.5, 0}));
-  c.push_back(ce("empty [0,3]: loss 0, empty gradients", {"Empty"}, {0, 3}, 1, {}, {}));
-  c.push_back(ce("empty [3,0] along the empty axis", {"Empty"}, {3, 0}, 1, {}, {}));
+  c.push_back(ce("empty [0,3]: loss -0.0 (the negated zero-seeded sum), empty gradients",
+                 {"Empty"}, {0, 3}, 1, {}, {}));
+  c.push_back(ce("empty [3,0] along the empty axis: loss -0.0", {"Empty"}, {3, 0}, 1, {}, {}));
   c.push_back(ce("empty [2,0,3] along axis 0, mean = false", {"Empty", "MeanFalse"}, {2, 0, 3},
                  0, {}, {})
                   .mean(false));
-  c.push_back(ce("empty [0, 2^33]: empty tensors skip the UInt32 size check",
-                 {"Empty", "TooLarge"}, {0, 8589934592ULL}, 1, {}, {}));
+  c.push_back(ce("empty [0, 2^33]: the logits are found, then their dimension 2^33 fails "
+                 "UInt32",
+                 {"Empty", "TooLarge"}, {0, 8589934592ULL}, 1, {}, {})
+                  .invalid(errors::kTooLarge));
+  c.push_back(ce("an all-zero target: every product is -0, the total +0 and the loss -0.0",
+                 {"TargetNotNormalized", "SignedZero"}, {1, 3}, 1, {1, 2, 3}, {0, 0, 0}));
   c.push_back(ce("logits near 1e8, where binary32 spacing is 8 (pytorch#11752)",
                  {"LargeLogits"}, {2, 3}, 1, {1e8, 1e8 + 8, 1e8 - 8, -1e8, -1e8 + 16, -1e8},
                  oneHot(2, 3, {0, 1})));
@@ -178,11 +183,19 @@ std::vector<CaseDef> errorCases() {
                   .s({2, 3})
                   .axis(7)
                   .invalid(kCrossEntropyAxis));
-  c.push_back(CaseDef("[65536,65537] is too large and the ids are invalid: size first",
+  c.push_back(CaseDef("outer 65536, n 65537, inner 1 each fit UInt32: logits is looked up and "
+                      "is invalid",
                       {"TooLarge", "ErrorOrder"})
                   .arg("logits", 0)
                   .arg("target", 1)
                   .s({65536, 65537})
+                  .axis(1)
+                  .invalid(kInvalidNodeId));
+  c.push_back(CaseDef("s [2^32, 1], axis 1: outer 2^32 is too large before the lookups",
+                      {"TooLarge", "ErrorOrder"})
+                  .arg("logits", 0)
+                  .arg("target", 1)
+                  .s({4294967296ULL, 1})
                   .axis(1)
                   .invalid(kTooLarge));
   c.push_back(ce("logits is invalid", {"InvalidId"}, {2, 3}, 1, l6, t6).arg("logits", 2)
@@ -229,24 +242,32 @@ std::vector<CorpusFile> goldenFiles() {
   files.push_back(CorpusFile{
       "crossEntropy",
       "edge-cases",
-      {"crossEntropy (SPEC.md section 3): loss = -(sum target * logSoftmax_axis(logits)) / "
+      {"crossEntropy (docs/spec.md#operations): loss = -(sum target * logSoftmax_axis(logits)) / "
        "denom, denom = mean ? max(slices, 1) : 1; target weights need not sum to one.",
        "Expected values: the multi-precision reference tape rounded to binary64."},
-      edgeCases()});
+      edgeCases(),
+      {"docs/spec.md#cross-entropy", "docs/spec.md#axis-folding", "docs/spec.md#zero-seeded-sum",
+       "docs/spec.md#non-finite-rows", "docs/spec.md#scalar-functions", "docs/spec.md#uint32",
+       "docs/spec.md#lookup", "docs/spec.md#deliberate-choices", "docs/spec.md#requires-grad"}});
   files.push_back(CorpusFile{
       "crossEntropy",
       "widths",
       {"crossEntropy on slice lengths just past GPU block sizes, contiguous and strided.",
        "Expected values: the multi-precision reference tape rounded to binary64."},
-      widthCases()});
+      widthCases(),
+      {"docs/spec.md#cross-entropy", "docs/spec.md#axis-folding"}});
   files.push_back(CorpusFile{
       "crossEntropy",
       "errors",
       {"crossEntropy: the axis check, the UInt32 size check, then lookups in the order logits, "
        "target; backward's seed shape check (the loss is a scalar).",
-       "Expected errors are written in the case definitions from SPEC.md; generation fails if "
+       "Expected errors are written in the case definitions from docs/spec.md; generation fails if "
        "the reference disagrees."},
-      errorCases()});
+      errorCases(),
+      {"docs/spec.md#cross-entropy-validation", "docs/spec.md#axis-in-bounds",
+       "docs/spec.md#axis-folding", "docs/spec.md#lookup", "docs/spec.md#uint32",
+       "docs/spec.md#error-strings", "docs/spec.md#errors-leave-tape-unchanged",
+       "docs/spec.md#backward"}});
   return files;
 }
 

@@ -110,8 +110,10 @@ std::vector<CaseDef> edgeCases() {
                    {1e8 + 16, 1e8, 1e8, 1e8, 0, 0}));
   c.push_back(dist("teacher logits 88..100: softmax overflows binary32 without the max shift",
                    {"ExpOverflow"}, {1, 4}, 1, {0, 1, 2, 3}, {88, 90, 95, 100}));
-  c.push_back(dist("empty [0,3]: loss 0, empty gradient", {"Empty"}, {0, 3}, 1, {}, {}));
-  c.push_back(dist("empty [3,0] along the empty axis", {"Empty"}, {3, 0}, 1, {}, {}));
+  c.push_back(dist("empty [0,3]: loss -0.0 (the negated zero-seeded sum), empty gradient",
+                   {"Empty"}, {0, 3}, 1, {}, {}));
+  c.push_back(dist("empty [3,0] along the empty axis: loss -0.0", {"Empty"}, {3, 0}, 1, {},
+                   {}));
   c.push_back(dist("slices of one: p = 1, logp = 0, loss -0, gradient 0", {"RowOfOne"},
                    {3, 1}, 1, {5, -5, 0}, {1, 2, 3}));
   c.push_back(dist("upstream 0.5", {"Normal"}, {2, 2}, 0, {1, 0, 0, 1}, {0, 0, 1, 1}, 0.5));
@@ -144,12 +146,20 @@ std::vector<CaseDef> errorCases() {
                   .s({2})
                   .axis(1)
                   .invalid(kDistillAxis));
-  c.push_back(CaseDef("[65536,65537] is too large and the ids are invalid: size first",
+  c.push_back(CaseDef("outer 1, n 65536, inner 65537 each fit UInt32: student is looked up and "
+                      "is invalid",
                       {"TooLarge", "ErrorOrder"})
                   .arg("student", 0)
                   .arg("teacher", 1)
                   .s({65536, 65537})
                   .axis(0)
+                  .invalid(kInvalidNodeId));
+  c.push_back(CaseDef("s [2^32, 1], axis 1: outer 2^32 is too large before the lookups",
+                      {"TooLarge", "ErrorOrder"})
+                  .arg("student", 0)
+                  .arg("teacher", 1)
+                  .s({4294967296ULL, 1})
+                  .axis(1)
                   .invalid(kTooLarge));
   c.push_back(dist("student is invalid", {"InvalidId"}, {2, 3}, 1, a6, b6).arg("student", 2)
                   .invalid(kInvalidNodeId));
@@ -191,24 +201,32 @@ std::vector<CorpusFile> goldenFiles() {
   files.push_back(CorpusFile{
       "distill",
       "edge-cases",
-      {"distill (SPEC.md section 3): loss = -(sum softmax_axis(teacher) * "
+      {"distill (docs/spec.md#operations): loss = -(sum softmax_axis(teacher) * "
        "logSoftmax_axis(student)) / max(slices, 1); only the student receives a gradient.",
        "Expected values: the multi-precision reference tape rounded to binary64."},
-      edgeCases()});
+      edgeCases(),
+      {"docs/spec.md#distill", "docs/spec.md#cross-entropy", "docs/spec.md#axis-folding",
+       "docs/spec.md#zero-seeded-sum", "docs/spec.md#non-finite-rows",
+       "docs/spec.md#requires-grad"}});
   files.push_back(CorpusFile{
       "distill",
       "widths",
       {"distill on slice lengths just past GPU block sizes, contiguous and strided.",
        "Expected values: the multi-precision reference tape rounded to binary64."},
-      widthCases()});
+      widthCases(),
+      {"docs/spec.md#distill", "docs/spec.md#axis-folding"}});
   files.push_back(CorpusFile{
       "distill",
       "errors",
       {"distill: the axis check, the UInt32 size check, then lookups in the order student, "
        "teacher; backward's seed shape check (the loss is a scalar).",
-       "Expected errors are written in the case definitions from SPEC.md; generation fails if "
+       "Expected errors are written in the case definitions from docs/spec.md; generation fails if "
        "the reference disagrees."},
-      errorCases()});
+      errorCases(),
+      {"docs/spec.md#distill", "docs/spec.md#cross-entropy-validation",
+       "docs/spec.md#axis-in-bounds", "docs/spec.md#axis-folding", "docs/spec.md#lookup",
+       "docs/spec.md#uint32", "docs/spec.md#error-strings",
+       "docs/spec.md#errors-leave-tape-unchanged", "docs/spec.md#backward"}});
   return files;
 }
 
@@ -229,7 +247,7 @@ OpInfo distill() {
                   "Empty"};
   op.budget = &kBudget;
   op.hasBackward = true;
-  op.constantArgs = {"teacher"};  // the teacher is a constant (SPEC.md)
+  op.constantArgs = {"teacher"};  // the teacher is a constant (docs/spec.md)
   op.makeCase = makeCase;
   op.floors = floorsOf;
   op.corpus = goldenFiles;

@@ -112,13 +112,20 @@ std::vector<CaseDef> edgeCases() {
   c.push_back(ln("rows with mean -1e4 and gamma 2", {"MeanShifted"}, 2, 5,
                  grid(10, 7, -10000, 64, 1.0 / 32), filled(5, 2), filled(5, 0.5),
                  grid(10, 4, 0, 4, 0.5)));
-  c.push_back(ln("negative epsilon -1e-5 on a constant row: sqrt(-1e-5) is NaN, the row is NaN",
+  c.push_back(ln("negative epsilon -1e-5 on a constant row: std = sqrt(max(-1e-5, 0)) = 0, so "
+                 "xhat = 0/0 is NaN there",
                  {"NegativeEpsilon", "ZeroVariance"},
                  2, 3, {2, 2, 2, 0, 1, 2}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1, 1, 1, 1})
                   .epsilon(-1e-5));
   c.push_back(ln("negative epsilon -0.5 smaller than the variance: finite", {"NegativeEpsilon"},
                  1, 4, {0, 2, 4, 6}, {1, 1, 1, 1}, {0, 0, 0, 0}, {1, -1, 1, -1})
                   .epsilon(-0.5));
+  c.push_back(ln("var + epsilon = -1: the Spec's std = sqrt(max(-1, 0)) = 0 gives xhat = -inf, "
+                 "+inf; TorchLean's LibTorch tape takes sqrt(-1) = NaN "
+                 "(docs/spec.md#divergence-layer-norm-clamped-sqrt)",
+                 {"TorchLeanTapeDiverges", "NegativeEpsilon"}, 1, 2, {1, 3}, {1, 1}, {0, 0},
+                 {1, 1})
+                  .epsilon(-2));
   c.push_back(ln("epsilon 0 on a constant row: 0/0 is NaN", {"ZeroEpsilon", "ZeroVariance"}, 1,
                  3, {5, 5, 5}, {1, 1, 1}, {0, 0, 0}, {1, 0, 0})
                   .epsilon(0));
@@ -183,13 +190,21 @@ std::vector<CaseDef> errorCases() {
                   .seqLen(0)
                   .embedDim(0)
                   .invalid(kLayerNormDims));
-  c.push_back(CaseDef("[65536, 65537] is too large and x is invalid: the size check comes first",
+  c.push_back(CaseDef("seqLen 65536 and embedDim 65537 each fit UInt32: the lookups run first "
+                      "and x is invalid",
                       {"TooLarge", "ErrorOrder"})
                   .arg("x", 0)
                   .arg("gamma", 1)
                   .arg("beta", 2)
                   .seqLen(65536)
                   .embedDim(65537)
+                  .invalid(kInvalidNodeId));
+  c.push_back(CaseDef("embedDim 2^32 is too large before the lookups", {"TooLarge", "ErrorOrder"})
+                  .arg("x", 0)
+                  .arg("gamma", 1)
+                  .arg("beta", 2)
+                  .seqLen(1)
+                  .embedDim(4294967296ULL)
                   .invalid(kTooLarge));
   c.push_back(ln("x is invalid", {"InvalidId"}, 2, 3, x6, g3, b3, {}).arg("x", 3)
                   .invalid(kInvalidNodeId));
@@ -262,24 +277,33 @@ std::vector<CorpusFile> goldenFiles() {
   files.push_back(CorpusFile{
       "layerNorm",
       "edge-cases",
-      {"layerNorm (SPEC.md section 3): x [seqLen, embedDim], gamma and beta [embedDim]; the "
+      {"layerNorm (docs/spec.md#operations): x [seqLen, embedDim], gamma and beta [embedDim]; the "
        "spec centers twice, clamps the variance at 0 and uses the caller's epsilon.",
        "Expected values: the multi-precision reference tape rounded to binary64."},
-      edgeCases()});
+      edgeCases(),
+      {"docs/spec.md#layer-norm", "docs/spec.md#clamped-sqrt", "docs/spec.md#lean-max",
+       "docs/spec.md#default-epsilon", "docs/spec.md#epsilon-binary32",
+       "docs/spec.md#epsilon-abi-safe", "docs/spec.md#divergence-layer-norm-clamped-sqrt",
+       "docs/spec.md#pullbacks", "docs/spec.md#requires-grad"}});
   files.push_back(CorpusFile{
       "layerNorm",
       "widths",
       {"layerNorm on embedDim just past GPU block sizes (512, 1024).",
        "Expected values: the multi-precision reference tape rounded to binary64."},
-      widthCases()});
+      widthCases(),
+      {"docs/spec.md#layer-norm", "docs/spec.md#pullbacks"}});
   files.push_back(CorpusFile{
       "layerNorm",
       "errors",
-      {"layerNorm: positive dimensions, the UInt32 size check, then lookups in the order x, "
-       "gamma, beta; backward's seed shape check.",
-       "Expected errors are written in the case definitions from SPEC.md; generation fails if "
+      {"layerNorm: positive dimensions, seqLen and embedDim each against UInt32, then lookups "
+       "in the order x, gamma, beta, the element count checked at x's; backward's seed shape "
+       "check.",
+       "Expected errors are written in the case definitions from docs/spec.md; generation fails if "
        "the reference disagrees."},
-      errorCases()});
+      errorCases(),
+      {"docs/spec.md#layer-norm-validation", "docs/spec.md#lookup", "docs/spec.md#uint32",
+       "docs/spec.md#error-strings", "docs/spec.md#errors-leave-tape-unchanged",
+       "docs/spec.md#backward"}});
   return files;
 }
 

@@ -7,7 +7,7 @@
 
 namespace tapecheck::conformance::ops {
 
-// The SPEC.md operations.
+// The docs/spec.md operations.
 OpInfo softmaxLast();
 OpInfo logSoftmaxLast();
 OpInfo topKMask();

@@ -175,7 +175,7 @@ OpInfo layerNormLogSoftmaxDistill() {
   op.optionalAttrNames = {"epsilon"};
   op.family = ShapeFamily::SeqEmbed;
   op.fills = {Fill::Normal, Fill::IntegerTies, Fill::EpsDominated};
-  op.constantArgs = {"teacher"};  // distill's teacher is a constant (SPEC.md)
+  op.constantArgs = {"teacher"};  // distill's teacher is a constant (docs/spec.md)
   op.makeCase = layerNormLogSoftmaxDistillCase;
   return op;
 }

@@ -3,7 +3,7 @@
 
 namespace tapecheck::conformance {
 
-// In SPEC.md order.
+// In docs/spec.md order.
 const std::vector<OpInfo>& opRegistry() {
   static const std::vector<OpInfo> registry = {
       ops::softmaxLast(),

@@ -1,5 +1,5 @@
 // The golden vectors of the softmax family: softmaxLast's files, which logSoftmaxLast
-// (log_softmax_last.cpp) extends with its own cases, since SPEC.md gives both the same dispatch
+// (log_softmax_last.cpp) extends with its own cases, since docs/spec.md gives both the same dispatch
 // (rowOpLast) and the same non-finite rules; every comment below holds for both ops.
 #include "corpus_support.h"
 
@@ -206,29 +206,36 @@ std::vector<CaseDef> widthCases() {
 std::vector<CorpusFile> softmaxFamilyCorpus(const std::string& op) {
   const bool log = op == "logSoftmaxLast";
   const std::string name = log ? "log-softmax" : "softmax";
+  const std::string rule = log ? "docs/spec.md#log-softmax-last" : "docs/spec.md#softmax-last";
   std::vector<CorpusFile> files;
   files.push_back(CorpusFile{
       op,
       "edge-cases",
-      {name + " along the last axis (SPEC.md section 3, rowOpLast): the empty, scalar and "
+      {name + " along the last axis (docs/spec.md#operations, rowOpLast): the empty, scalar and "
               "row-of-one cases, non-finite rows, ties, extreme magnitudes.",
        "Expected values: the multi-precision reference tape rounded to binary64."},
-      edgeCases()});
+      edgeCases(),
+      {rule, "docs/spec.md#row-op-last", "docs/spec.md#non-finite-rows", "docs/spec.md#lean-max",
+       "docs/spec.md#requires-grad", "docs/spec.md#backward"}});
   files.push_back(CorpusFile{
       op,
       "widths",
       {name + " on row widths just past GPU block sizes (512, 1024) and masked rows, the "
               "widths where real kernels have failed.",
        "Expected values: the multi-precision reference tape rounded to binary64."},
-      widthCases()});
+      widthCases(),
+      {rule, "docs/spec.md#row-folding"}});
   files.push_back(CorpusFile{
       op,
       "errors",
-      {name + ": SPEC.md's validation order and error strings (rowOpLast), and backward's "
+      {name + ": docs/spec.md's validation order and error strings (rowOpLast), and backward's "
               "seed shape check.",
-       "Expected errors are written in the case definitions from SPEC.md; generation fails "
+       "Expected errors are written in the case definitions from docs/spec.md; generation fails "
        "if the reference disagrees."},
-      rowOpLastErrorCases([](CaseDef&) {})});
+      rowOpLastErrorCases([](CaseDef&) {}),
+      {"docs/spec.md#row-op-last", "docs/spec.md#row-folding", "docs/spec.md#leaf",
+       "docs/spec.md#lookup", "docs/spec.md#uint32", "docs/spec.md#error-strings",
+       "docs/spec.md#errors-leave-tape-unchanged", "docs/spec.md#backward"}});
   return files;
 }
 

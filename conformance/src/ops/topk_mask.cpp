@@ -43,7 +43,7 @@ constexpr OpBudget kBudget{
      "exactly; ties and NaN follow the spec's order, nothing is rounded"},
     {0, 0, "no gradient flows through topKMask (requiresGrad is always false)"}};
 
-// The golden vectors: the order of SPEC.md (larger first, equal values by lower index, NaN below
+// The golden vectors: the order of docs/spec.md (larger first, equal values by lower index, NaN below
 // every number and NaNs by index), k = 0 and k >= cols, the scalar and empty cases, and the fact
 // that no gradient ever flows through the mask.
 
@@ -210,25 +210,31 @@ std::vector<CorpusFile> goldenFiles() {
   files.push_back(CorpusFile{
       "topKMask",
       "edge-cases",
-      {"topKMask (SPEC.md section 3, Spec.MoE.topKMaskSpec): larger first, equal values by "
+      {"topKMask (docs/spec.md#operations, Spec.MoE.topKMaskSpec): larger first, equal values by "
        "lower index, NaN below every number; k = 0, k >= cols, scalar, empty; no gradient.",
        "Expected values: the multi-precision reference tape (the mask is exact)."},
-      edgeCases()});
+      edgeCases(),
+      {"docs/spec.md#topk-mask", "docs/spec.md#topk-order", "docs/spec.md#row-op-last",
+       "docs/spec.md#requires-grad", "docs/spec.md#backward"}});
   files.push_back(CorpusFile{
       "topKMask",
       "widths",
       {"topKMask on row widths just past GPU block sizes, with ties and NaNs across the k "
        "boundary.",
        "Expected values: the multi-precision reference tape (the mask is exact)."},
-      widthCases()});
+      widthCases(),
+      {"docs/spec.md#topk-mask", "docs/spec.md#topk-order", "docs/spec.md#row-folding"}});
   files.push_back(CorpusFile{
       "topKMask",
       "errors",
-      {"topKMask: SPEC.md's validation order and error strings (rowOpLast), and backward's seed "
+      {"topKMask: docs/spec.md's validation order and error strings (rowOpLast), and backward's seed "
        "shape check.",
-       "Expected errors are written in the case definitions from SPEC.md; generation fails if "
+       "Expected errors are written in the case definitions from docs/spec.md; generation fails if "
        "the reference disagrees."},
-      rowOpLastErrorCases([](CaseDef& d) { d.k(2); })});
+      rowOpLastErrorCases([](CaseDef& d) { d.k(2); }),
+      {"docs/spec.md#row-op-last", "docs/spec.md#row-folding", "docs/spec.md#leaf",
+       "docs/spec.md#lookup", "docs/spec.md#uint32", "docs/spec.md#error-strings",
+       "docs/spec.md#errors-leave-tape-unchanged", "docs/spec.md#backward"}});
   return files;
 }
 

@@ -5,6 +5,9 @@
 //               tensors: on the reference, within judge.h's budget in binary64 units (the
 //               multi-precision oracle is the tape under test); on the device, by the
 //               conformance judge (conformance::judgeCase: budgets.h, per-element floors).
+//               A layerNorm or batchNorm case whose result rounding epsilon to binary32 can
+//               change beyond the oracle's (ABI-unsafe, docs/spec.md#epsilon-abi-safe) is not
+//               judged on the device: kernel ABI v1 cannot express it.
 #include "tapecheck/vectors/check.h"
 
 #include <cmath>
@@ -13,6 +16,7 @@
 #include <map>
 #include <ostream>
 
+#include "tapecheck/conformance/epsilon_abi.h"
 #include "tapecheck/conformance/format.h"
 #include "tapecheck/conformance/judge.h"
 #include "tapecheck/conformance/op_registry.h"
@@ -121,6 +125,7 @@ Outcome evaluateSafely(conformance::AnyTape& tape, const conformance::TestCase& 
 
 struct Verdict {
   bool passed = true;
+  bool notJudged = false;
   bool mistrusted = false;
   std::string reason;
   std::string detail;           // for --verbose
@@ -211,6 +216,12 @@ Verdict judgeTest(const VectorFile& f, const VectorTest& t, const Outcome& o, Ta
                " " + kReferenceScale.unitName;
     return v;
   }
+  if (conformance::classifyEpsilonAbi(t.testCase) == conformance::EpsilonAbi::Unsafe) {
+    v.notJudged = true;
+    v.detail = "not judged: kernel ABI v1 rounds epsilon to binary32, which changes this "
+               "result (docs/spec.md#epsilon-abi-safe)";
+    return v;
+  }
   return judgeOnDevice(t, o);
 }
 
@@ -269,7 +280,10 @@ Result<VectorCheckResult> checkVectorFiles(const std::vector<VectorFile>& files,
       }
       if (!std::isinf(v.maxUlps)) totals.maxErrorUlps = std::max(totals.maxErrorUlps, v.maxUlps);
       if (v.mistrusted) ++totals.mistrusted;
-      if (v.passed) {
+      if (v.notJudged) {
+        ++r.notJudged;
+        ++totals.notJudged;
+      } else if (v.passed) {
         ++r.passed;
         ++totals.passed;
       } else {
@@ -279,8 +293,8 @@ Result<VectorCheckResult> checkVectorFiles(const std::vector<VectorFile>& files,
         r.failures.push_back(VectorFailure{f.path, f.op, t.tcId, v.reason, v.maxUlps});
       }
       if (options.verbose)
-        log << (v.passed ? "PASSED " : "FAILED ") << f.path << " tcId " << t.tcId << " ("
-            << f.op << ", " << expectationName(t.result)
+        log << (v.notJudged ? "NOT JUDGED " : v.passed ? "PASSED " : "FAILED ") << f.path
+            << " tcId " << t.tcId << " (" << f.op << ", " << expectationName(t.result)
             << "): " << (v.passed ? v.detail : v.reason) << binary64Note << "\n";
     }
   }
@@ -324,6 +338,9 @@ void printVectorCheckReport(const VectorCheckResult& r, Target target, std::ostr
         << " max-error:" << formatSignificant(t.maxErrorUlps, kReportDigits) << " "
         << (target == Target::Reference ? kReferenceScale.unitName : kDeviceUnitName);
     if (t.mistrusted) out << " mistrusted:" << t.mistrusted << " (passed, mostly zeros)";
+    if (t.notJudged)
+      out << " not-judged:" << t.notJudged << " (epsilon beyond kernel ABI v1, "
+          << "docs/spec.md#epsilon-abi-safe)";
     if (target == Target::Reference) {
       out << " (binary64 tape, informational: max "
           << formatSignificant(t.maxBinary64TapeUlps, kReportDigits) << " ulps";
@@ -335,7 +352,9 @@ void printVectorCheckReport(const VectorCheckResult& r, Target target, std::ostr
     out << "\n";
   }
   out << "vectors: files:" << r.files << " tests:" << r.tests << " passed:" << r.passed
-      << " failed:" << r.failed << "\n";
+      << " failed:" << r.failed;
+  if (r.notJudged) out << " not-judged:" << r.notJudged;
+  out << "\n";
 }
 
 }  // namespace tapecheck::vectors

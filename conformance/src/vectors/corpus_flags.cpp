@@ -10,13 +10,14 @@ namespace tapecheck::vectors {
 const char* flagDescription(const std::string& flag) {
   static const std::map<std::string, const char*> kFlags = {
       // Ordinary inputs and shapes.
-      {"Normal", "Ordinary finite inputs: checks the formulas of SPEC.md section 3."},
+      {"Normal", "Ordinary finite inputs: checks the formulas of docs/spec.md#operations."},
       {"HigherRank", "Rank 3 or more: rows or slices are folded from several leading axes."},
       {"Scalar", "Shape [] (rank 0). Row operations give a constant and a zero gradient; a "
                  "scalar has no axis 0; [] and [1] are different shapes."},
       {"Empty", "A tensor of size 0 ([N,0], [0,N], ...): the value keeps its shape, backward "
-                "gives empty gradients, losses are 0; empty tensors skip the UInt32 size "
-                "check (pytorch#17256, pytorch#17262)."},
+                "gives empty gradients, losses are -0.0; an empty tensor with a dimension of "
+                "2^32 or more is too large at its lookup and for backward "
+                "(docs/spec.md#uint32; pytorch#17256, pytorch#17262)."},
       {"RowOfOne", "Rows or slices of one element: softmax is exactly 1, log-softmax 0, the "
                    "variance 0, the gradient 0."},
       {"NoGrad", "Some leaves do not require grad: their gradients are zeros, and a node "
@@ -30,7 +31,7 @@ const char* flagDescription(const std::string& flag) {
       {"NaN", "A NaN input: the row (slice, channel, loss) becomes NaN; topKMask ranks NaN "
               "below every number and NaNs among themselves by index."},
       {"PosInf", "A +inf input: inf - inf makes the row NaN."},
-      {"AllNegInf", "A row of only -inf: SPEC.md gives an all-NaN row (0/0), where kernels "
+      {"AllNegInf", "A row of only -inf: docs/spec.md gives an all-NaN row (0/0), where kernels "
                     "have returned zeros or uniform rows (pytorch#25110)."},
       {"SomeNegInf", "-inf beside finite entries: softmax 0, log-softmax -inf; in a loss, -inf "
                      "with positive weight is +inf."},
@@ -66,11 +67,19 @@ const char* flagDescription(const std::string& flag) {
       {"SpatialScalar", "batchNorm with spatial = []: x is [channels], S = 1."},
       {"SpatialRank", "batchNorm with a spatial shape of rank 2 or more, folded to S values "
                       "per channel."},
-      {"NegativeEpsilon", "A negative epsilon is not rejected: sqrt of a negative number is NaN "
-                          "and propagates; where var + epsilon > 0 the result is finite."},
+      {"NegativeEpsilon", "A negative epsilon is not rejected: std = sqrt(max(var + epsilon, 0)), "
+                          "so var + epsilon <= 0 gives std = 0 (xhat +-inf, or NaN on a "
+                          "constant row); where var + epsilon > 0 the result is finite."},
       {"ZeroEpsilon", "epsilon = 0: a zero variance gives 0/0 = NaN."},
-      {"EpsilonNotBinary32", "epsilon is not a binary32 number (0.1, 0.001): the device rounds "
-                             "it to binary32, the reference uses binary64."},
+      {"EpsilonNotBinary32", "epsilon is not a binary32 number: kernels receive it rounded to "
+                             "binary32 (docs/spec.md#epsilon-binary32); for a positive normal "
+                             "epsilon the result changes by at most 2^-25 relative."},
+      {"EpsilonAbiUnsafe", "Rounding epsilon to binary32, as kernel ABI v1 does, changes this "
+                           "result beyond 2^-25 relative or changes its class: device targets "
+                           "do not judge it (docs/spec.md#epsilon-abi-safe)."},
+      {"TorchLeanTapeDiverges", "TorchLean's own LibTorch tape (commit 3447b74) computes "
+                                "something else for this input; tapecheck follows TorchLean's "
+                                "Spec (docs/spec.md#tape-divergences)."},
       // Losses.
       {"OneHot", "One-hot targets."},
       {"SoftTarget", "Soft targets: non-negative weights summing to one."},
@@ -83,10 +92,11 @@ const char* flagDescription(const std::string& flag) {
       {"InvalidId", "A node id past the end of the tape: 'autograd: invalid node id'."},
       {"ShapeMismatch", "A node whose shape differs from the declared one (including [] vs "
                         "[1] and same size, other rank): 'autograd: shape mismatch'."},
-      {"TooLarge", "Shapes whose element count does not fit UInt32: 'autograd: tensor too "
-                   "large (numel does not fit in UInt32)', checked before the lookups; empty "
-                   "shapes and 2^32 - 1 elements are not too large."},
-      {"ErrorOrder", "Two violations at once: SPEC.md's validation order decides which error "
+      {"TooLarge", "Sizes past UInt32: 'autograd: tensor too large (numel does not fit in "
+                   "UInt32)'. rows and cols (or seqLen and embedDim, channels and S, outer, n "
+                   "and inner) are checked before the lookups; the element count and every "
+                   "dimension at the lookup (docs/spec.md#uint32); 2^32 - 1 fits."},
+      {"ErrorOrder", "Two violations at once: docs/spec.md's validation order decides which error "
                      "is reported."},
       {"SeedMismatch", "An upstream (seed) whose shape differs from the output's: 'autograd: "
                        "seed gradient shape mismatch for output'."},

@@ -8,10 +8,12 @@
 #include <set>
 #include <sstream>
 
+#include "tapecheck/conformance/epsilon_abi.h"
 #include "tapecheck/conformance/op_registry.h"
 #include "tapecheck/conformance/reference_tapes.h"
 #include "tapecheck/vectors/bits.h"
 #include "tapecheck/vectors/corpus.h"
+#include "tapecheck/vectors/schema_rules.h"
 #include "tapecheck/vectors/write.h"
 
 #ifndef TAPECHECK_VERSION
@@ -114,6 +116,13 @@ Result<VectorFile> generateVectorFile(const CorpusFile& def) {
   VectorFile f;
   f.op = def.op;
   f.generator = Generator{kGeneratorName, generatorVersion(), kOracleProvenance};
+  if (def.specRules.empty())
+    return Error{def.fileName() + ": the file must name the docs/spec.md rules it exercises"};
+  for (const auto& rule : def.specRules)
+    if (!schema::isSpecRule(rule))
+      return Error{def.fileName() + ": '" + rule + "' is not a docs/spec.md#anchor rule"};
+  f.specRules = def.specRules;
+  f.torchleanCommit = kTorchLeanCommit;
   f.header = def.header;
   std::set<std::string> used;
   for (std::size_t i = 0; i < def.cases.size(); ++i) {
@@ -141,7 +150,21 @@ Result<VectorFile> generateVectorFile(const CorpusFile& def) {
       if (auto s = checkBinary32(c.tc.upstream->values, "upstream"); !s) return fail(s.message());
     }
     if (c.result == Expectation::Invalid && !c.error)
-      return fail("an invalid case must state its SPEC.md error");
+      return fail("an invalid case must state its docs/spec.md error");
+    {
+      // The flag that tells readers a device target does not judge the case must agree with
+      // the classification that decides it (docs/spec.md#epsilon-abi-safe).
+      conformance::TestCase probe = c.tc;
+      probe.op = def.op;
+      const bool unsafe = conformance::classifyEpsilonAbi(probe) == conformance::EpsilonAbi::Unsafe;
+      const bool flagged =
+          std::find(c.flags.begin(), c.flags.end(), "EpsilonAbiUnsafe") != c.flags.end();
+      if (unsafe != flagged)
+        return fail(unsafe ? "kernel ABI v1's binary32 epsilon changes this case's result: flag "
+                             "it EpsilonAbiUnsafe"
+                           : "the flag EpsilonAbiUnsafe is set, but rounding epsilon to binary32 "
+                             "does not change this case's result beyond the oracle's");
+    }
 
     VectorTest t;
     t.tcId = i + 1;

@@ -180,6 +180,22 @@ class Reader {
     return Generator{name, version, provenance};
   }
 
+  // Optional provenance: anchors of docs/spec.md, each once.
+  Result<std::vector<std::string>> specRules(const Json& j, const std::string& path) const {
+    TAPECHECK_TRY_STATUS(array(j, path));
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      TAPECHECK_TRY(s, string(j[i], index(path, i)));
+      if (!schema::isSpecRule(s))
+        return fail(index(path, i), "'" + s + "' is not a rule of docs/spec.md "
+                                              "(docs/spec.md#anchor)");
+      if (std::find(out.begin(), out.end(), s) != out.end())
+        return fail(index(path, i), "'" + s + "' is listed twice");
+      out.push_back(s);
+    }
+    return out;
+  }
+
   Result<std::vector<std::string>> header(const Json& j, const std::string& path) const {
     TAPECHECK_TRY_STATUS(array(j, path));
     std::vector<std::string> out;
@@ -246,7 +262,7 @@ class Reader {
     return out;
   }
 
-  // attrs: the SPEC.md names only (schema), the op's own only, its required ones present.
+  // attrs: the docs/spec.md names only (schema), the op's own only, its required ones present.
   Result<conformance::Attrs> attrs(const Json& j, const std::string& path,
                                    const conformance::OpInfo& op) const {
     TAPECHECK_TRY_STATUS(object(j, path, schema::kAttrs));
@@ -427,6 +443,17 @@ class Reader {
     f.op = opName;
     TAPECHECK_TRY(g, generator(j.at("generator"), "generator"));
     f.generator = g;
+    if (j.contains("specRules")) {
+      TAPECHECK_TRY(rules, specRules(j.at("specRules"), "specRules"));
+      f.specRules = rules;
+    }
+    if (j.contains("torchleanCommit")) {
+      TAPECHECK_TRY(commit, string(j.at("torchleanCommit"), "torchleanCommit"));
+      if (!schema::isCommitHash(commit))
+        return fail("torchleanCommit", "'" + commit + "' is not a commit hash (40 lowercase hex "
+                                                      "digits)");
+      f.torchleanCommit = commit;
+    }
     TAPECHECK_TRY(h, header(j.at("header"), "header"));
     f.header = h;
     TAPECHECK_TRY(n, notes(j.at("notes"), "notes"));

@@ -42,7 +42,7 @@ std::string formatStrings(const std::vector<std::string>& v) {
   return out + "]";
 }
 
-// Attributes in SPEC.md's order of names.
+// Attributes in docs/spec.md's order of names.
 Result<std::string> formatAttrs(const conformance::Attrs& a) {
   std::vector<std::string> parts;
   if (a.s) parts.push_back("\"s\": " + formatShape(*a.s));
@@ -83,6 +83,8 @@ Result<std::string> formatVectorFile(const VectorFile& f) {
   o += "  \"generator\": {\"name\": " + quote(f.generator.name) +
        ", \"version\": " + quote(f.generator.version) +
        ", \"provenance\": " + quote(f.generator.provenance) + "},\n";
+  if (!f.specRules.empty()) o += "  \"specRules\": " + formatStrings(f.specRules) + ",\n";
+  if (f.torchleanCommit) o += "  \"torchleanCommit\": " + quote(*f.torchleanCommit) + ",\n";
   o += "  \"header\": [";
   for (std::size_t i = 0; i < f.header.size(); ++i)
     o += std::string(i ? "," : "") + "\n    " + quote(f.header[i]);
@@ -107,7 +109,7 @@ Result<std::string> formatVectorFile(const VectorFile& f) {
     o += c.leaves.empty() ? "],\n" : "\n      ],\n";
     o += "      \"call\": {";
     {
-      // The op's argument order (SPEC.md), then any other name in name order.
+      // The op's argument order (docs/spec.md), then any other name in name order.
       std::vector<std::string> order;
       if (const conformance::OpInfo* op = conformance::findOp(f.op)) order = op->tensorArgs;
       for (const auto& [name, id] : c.call)

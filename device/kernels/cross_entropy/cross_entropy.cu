@@ -1,4 +1,4 @@
-// crossEntropy forward and backward (SPEC.md): the tensor is [outer, n, inner] and the class
+// crossEntropy forward and backward (docs/spec.md): the tensor is [outer, n, inner] and the class
 // axis is the middle one, so slice (o, i) has its n elements `inner` apart, starting at
 // o * n * inner + i. The loss is one deterministic sum over every element: each block of the
 // forward kernel leaves one partial (its rows in a fixed order), and one block adds those.
@@ -55,7 +55,9 @@ struct CrossEntropyFwd : Slices, MaxSumStages<true> {
 __global__ void __launch_bounds__(kBlock)
     finish_loss(const double* partials, size_t count, double denom, float* loss) {
   __shared__ Acc<1> smem[kBlock / 32];
-  const double total = block_sum_array(partials, count, smem);
+  // + 0.0 gives a zero total the sign of the Spec's sum, a fold from +0, whatever order the
+  // tree added in: the loss of a zero total is -0.0 (docs/spec.md#zero-seeded-sum).
+  const double total = block_sum_array(partials, count, smem) + 0.0;
   if (threadIdx.x == 0) loss[0] = static_cast<float>(-total / denom);
 }
 

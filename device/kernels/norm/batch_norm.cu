@@ -1,4 +1,4 @@
-// batchNorm forward and backward (SPEC.md): x is [channels, S]; each channel is one row of S
+// batchNorm forward and backward (docs/spec.md): x is [channels, S]; each channel is one row of S
 // values with its own scalar gamma[c] and beta[c]. The row tiles of norm_tiles.cuh run every
 // shape (several short channels per warp, one block per long channel); the generic row engine
 // below is kept only as their fallback.

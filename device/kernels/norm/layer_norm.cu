@@ -1,4 +1,4 @@
-// layerNorm forward and backward (SPEC.md): rows of embedDim values, gamma/beta per column.
+// layerNorm forward and backward (docs/spec.md): rows of embedDim values, gamma/beta per column.
 // The row passes run on the row tiles of norm_tiles.cuh (the generic engine is their fallback).
 // The per-column sums dgamma/dbeta of the backward pass are fused into the row pass for rows
 // up to 8192 floats (ln_bwd_fused.cuh) and, across a cluster of up to 8 blocks, up to 65536

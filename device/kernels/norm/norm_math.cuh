@@ -1,9 +1,9 @@
 // The normalization arithmetic shared by layer norm (a row = one position's embedDim values,
 // gamma/beta per column) and batch norm (a row = one channel's S values, gamma/beta per row).
 //
-// Forward, as SPEC.md writes it: mean = sum(x)/N; c = x - mean; the variance is taken of
+// Forward, as docs/spec.md writes it: mean = sum(x)/N; c = x - mean; the variance is taken of
 // c - mean(c) (centered a second time, on purpose); var = max(varRaw, 0) with NaN kept;
-// std = sqrt(var + eps). Three reductions in double. The mean is carried as a double-double
+// std = sqrt(max(var + eps, 0)). Three reductions in double. The mean is carried as a double-double
 // (compensated sum, then hi + lo): with a plain double mean of a row near 1e4, an entry within
 // 1e-6 of the mean would get c, and so xhat, wrong by tens of float ulps.
 //
@@ -16,6 +16,13 @@ namespace tapecheck_cuda {
 
 // max(v, 0) that keeps NaN (fmax would turn a NaN variance into 0).
 __device__ __forceinline__ double clamp_variance(double v) { return v > 0.0 ? v : (v != v ? v : 0.0); }
+
+// 1 / sqrtSpec(var + eps), the Spec's clamped square root (docs/spec.md#clamped-sqrt): a sum of
+// -0 or below gives std = +0 and so +inf, a NaN stays NaN. A negative eps is allowed.
+__device__ __forceinline__ double inv_clamped_std(double var, float eps) {
+  const double d = var + static_cast<double>(eps);
+  return 1.0 / sqrt(d <= 0.0 ? 0.0 : d);
+}
 
 // The row kernels' forward statistics in one reduction (norm_tiles.cuh, norm_cluster.cuh).
 // The three dependent reductions written above each cost a barrier (an exchange across
@@ -63,8 +70,7 @@ __device__ __forceinline__ NormStats norm_stats(double s, double q, double n, fl
   NormStats r;
   r.mean_hi = static_cast<float>(mean);
   r.mean_lo = static_cast<float>(mean - static_cast<double>(r.mean_hi));
-  // A negative eps is allowed: sqrt of a negative number is NaN and NaN propagates.
-  r.inv_std = static_cast<float>(1.0 / sqrt(var + static_cast<double>(eps)));
+  r.inv_std = static_cast<float>(inv_clamped_std(var, eps));
   return r;
 }
 
@@ -138,9 +144,8 @@ struct NormFwd {
     } else if (k == 1) {
       R.mean_c = a.v[0] / n;
     } else {
-      // A negative eps is allowed: sqrt of a negative number is NaN and NaN propagates.
       const double var = clamp_variance(a.v[0] / n);
-      R.inv_std = 1.0 / sqrt(var + static_cast<double>(eps));
+      R.inv_std = inv_clamped_std(var, eps);
     }
   }
   __device__ void row_done(const Row& R, size_t row) const {

@@ -234,7 +234,7 @@ __global__ void __launch_bounds__(1024, 1)
     const double mean_c = row_sum<true>(sc, 1024, ssum[0]) / n;
     sq = row_sum<true>(sq, 1024, ssum[1]);
     const double var = clamp_variance(sq / n - mean_c * mean_c);
-    const float istd = static_cast<float>(1.0 / sqrt(var + static_cast<double>(eps)));
+    const float istd = static_cast<float>(inv_clamped_std(var, eps));
     if (threadIdx.x == 0) inv_std[row] = istd;
     float gr = 0.0f, br = 0.0f;
     if constexpr (kPerRow) {

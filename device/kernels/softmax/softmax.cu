@@ -1,4 +1,4 @@
-// softmax / log-softmax along the last axis, forward and backward (SPEC.md, softmaxLast and
+// softmax / log-softmax along the last axis, forward and backward (docs/spec.md, softmaxLast and
 // logSoftmaxLast). Rows are contiguous: row r is x[r * cols, (r + 1) * cols).
 //
 // These four are pure streaming ops, so they have their own row-tiled kernels

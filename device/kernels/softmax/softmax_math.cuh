@@ -14,7 +14,7 @@ namespace tapecheck_cuda {
 // exp(x - m) for x <= m, both floats: the fast exponential (ex2.approx) of the difference
 // rounded to float. Against the exact exp(x - m) that is off by about |x - m| * 2^-24 relative
 // (the difference's rounding, as the spec's formula evaluated in binary32 has it, and the
-// scaling by log2(e)) and by the approximation's own ~2 ulps. SPEC.md's budget judges each
+// scaling by log2(e)) and by the approximation's own ~2 ulps. docs/spec.md's budget judges each
 // output against the row's largest probability (conformance/budgets.h), and there an error of
 // |d| * 2^-24 relative on exp(d) is |d| e^d / 2 <= 0.19 ulps. The exact difference and CUDA's
 // accurate expf would cost about 12 more instructions an element, on which the clusters of

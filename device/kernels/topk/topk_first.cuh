@@ -1,4 +1,4 @@
-// topKMask for k = 1: the row's first largest entry (SPEC.md's order: the largest key of
+// topKMask for k = 1: the row's first largest entry (docs/spec.md's order: the largest key of
 // topk_key.cuh, and of equal keys the lowest index) is kept, every other entry is 0.
 //
 // k = 1 needs no search: the row's largest key and the lowest index holding it are two
@@ -7,7 +7,7 @@
 // CHANGELOG 1.5.0).
 //
 // All-NaN rows: every key is 0, so the largest key is 0 and the first index holding it is the
-// row's first NaN, which SPEC.md keeps (NaNs among themselves by index). A thread that sees no
+// row's first NaN, which docs/spec.md keeps (NaNs among themselves by index). A thread that sees no
 // entry of the row keeps index ~0u, above every entry's, so it is never the first.
 #pragma once
 

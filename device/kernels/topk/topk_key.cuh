@@ -1,4 +1,4 @@
-// The order of topKMask (SPEC.md) as an unsigned integer order, and a row's keys in registers.
+// The order of topKMask (docs/spec.md) as an unsigned integer order, and a row's keys in registers.
 #pragma once
 
 #include "common/common.cuh"

@@ -1,4 +1,4 @@
-// topKMask along the last axis (SPEC.md): 1 for the k largest entries of a row, 0 elsewhere.
+// topKMask along the last axis (docs/spec.md): 1 for the k largest entries of a row, 0 elsewhere.
 // Order: larger value first; equal values, lower index first; NaN below every number (-inf
 // included), NaNs among themselves by index.
 //

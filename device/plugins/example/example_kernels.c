@@ -139,7 +139,8 @@ static int topk_mask(void* stream, uint32_t rows, uint32_t cols, uint32_t k, con
 /* ---- layerNorm (per row) and batchNorm (per channel) ------------------------------------------ */
 
 /* One row of n values: mean = (1/n) sum x; c = x - mean; var = (1/n) sum (c - mean(c))^2,
- * clamped at 0 (NaN stays NaN); std = sqrt(var + eps); xhat = c / std. `c` is n doubles of
+ * clamped at 0 (NaN stays NaN); std = sqrt(max(var + eps, 0)), the spec's clamped square root
+ * (docs/spec.md#clamped-sqrt); xhat = c / std. `c` is n doubles of
  * scratch. Writes xhat (float) and returns 1/std. */
 static double standardize(const float* x, uint32_t n, float eps, double* c, float* xhat) {
   double sum = 0;
@@ -155,7 +156,8 @@ static double standardize(const float* x, uint32_t n, float eps, double* c, floa
   for (uint32_t j = 0; j < n; ++j) squares += (c[j] - mean_c) * (c[j] - mean_c);
   const double var_raw = squares / n;
   const double var = var_raw <= 0 ? 0.0 : var_raw;
-  const double stdev = sqrt(var + eps);
+  const double var_eps = var + eps;
+  const double stdev = sqrt(var_eps > 0 || var_eps != var_eps ? var_eps : 0.0);
   for (uint32_t j = 0; j < n; ++j) {
     c[j] /= stdev; /* c now holds xhat before rounding, for y */
     xhat[j] = (float)c[j];

@@ -1,5 +1,5 @@
 // tapecheck-host-reference: a kernel ABI v1 plugin in plain C++ (no ATen, no Eigen) that
-// implements SPEC.md section 3 exactly, on host memory (memory = 0). Data are float; every sum,
+// implements docs/spec.md#operations exactly, on host memory (memory = 0). Data are float; every sum,
 // mean and transcendental is computed in double and rounded to float once, at the store.
 //
 // It is also the source of a gallery of deliberately broken plugins. Compiled with
@@ -105,7 +105,7 @@ struct Slice {
   float operator[](size_t j) const { return p[j * stride]; }
 };
 
-// SPEC.md's fold over the row: NaN anywhere makes the maximum NaN, so a row holding NaN turns
+// docs/spec.md's fold over the row: NaN anywhere makes the maximum NaN, so a row holding NaN turns
 // all-NaN (and a row holding +inf or only -inf turns all-NaN through inf - inf).
 double rowMax(Slice x, u32 n) {
   float m = x[0];
@@ -231,22 +231,25 @@ double logSumExp(Slice x, u32 terms, double m) {
 
 enum class Norm { Layer, Batch };
 
-// Standardizes one row of n values, in SPEC.md's order of operations, in double:
-//   mean = (1/N) sum x; c = x - mean; varRaw = (1/N) sum (c - mean(c))^2 (centered twice)
-//   var = max(varRaw, 0) (NaN stays NaN); std = sqrt(var + eps); invStd = 1/std; xhat = c/std
+// Standardizes one row of n values, in the spec's order of operations, in double
+// (docs/spec.md#layer-norm, docs/spec.md#batch-norm):
+//   mean = (1/N) sum x; c = x - mean
+//   varRaw = (1/N) sum (c - mean(c))^2 for layerNorm (centered twice), (1/N) sum c^2 for batchNorm
+//   var = max(varRaw, 0) (NaN stays NaN); std = sqrt(max(var + eps, 0)); invStd = 1/std;
+//   xhat = c/std
 // Writes xhat (float) and returns invStd; `xhatOut` gets the unrounded xhat for y.
 double standardize(Norm which, const float* x, u32 n, float eps, float* xhat,
                    std::vector<double>& xhatOut) {
+  const bool layer = which == Norm::Layer;
   double sum = 0;
   for (u32 j = 0; j < n; ++j) sum += x[j];
   const double mean = sum / n;
   std::vector<double> c(n);
   double sumC = 0;
   for (u32 j = 0; j < n; ++j) sumC += c[j] = x[j] - mean;
-  const double meanC = sumC / n;
+  const double meanC = layer ? sumC / n : 0.0;
   double squares = 0;
   for (u32 j = 0; j < n; ++j) squares += (c[j] - meanC) * (c[j] - meanC);
-  const bool layer = which == Norm::Layer;
   double varRaw = squares / ((mutant(unbiased_variance) && layer) ? n - 1.0 : double(n));
   if (mutant(layernorm_single_centering_float) && layer) {
     float m = 0, m2 = 0;
@@ -259,8 +262,10 @@ double standardize(Norm which, const float* x, u32 n, float eps, float* xhat,
     varRaw = m2 - m * m;
   }
   const double var = varRaw <= 0 ? 0.0 : varRaw;  // Lean's max: NaN <= 0 is false, NaN stays
+  // The Spec's clamped square root: a d of -0 or below gives +0, NaN stays NaN.
+  const double d = var + eps;
   const double stdev = (mutant(epsilon_outside_sqrt) && !layer) ? std::sqrt(var) + eps
-                                                                 : std::sqrt(var + eps);
+                                                                 : std::sqrt(d <= 0 ? 0.0 : d);
   xhatOut.resize(n);
   for (u32 j = 0; j < n; ++j) {
     xhatOut[j] = c[j] / stdev;

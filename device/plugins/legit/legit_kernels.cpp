@@ -1,5 +1,5 @@
 // The legitimate gallery: kernel ABI v1 plugins on host memory (memory = 0) that implement
-// SPEC.md section 3 correctly in binary32 arithmetic only -- every sum, mean, variance, exp and
+// docs/spec.md#operations correctly in binary32 arithmetic only -- every sum, mean, variance, exp and
 // log is a float, as in a real float32 kernel -- each in one of the styles real kernels are
 // written in. `tapecheck certify` must certify every one of them (the budgets exist to accept
 // exactly this kind of rounding) while it rejects every mutant of device/plugins/mutants.txt.
@@ -39,7 +39,7 @@ enum Style {
 };
 
 enum class SoftmaxStats { TwoPass, Online };
-// SpecOrder: SPEC.md's order, mean, c = x - mean, the variance of c - mean(c).
+// SpecOrder: docs/spec.md's order, mean, c = x - mean, the variance of c - mean(c).
 enum class NormStats { SpecOrder, TwoPass, Welford };
 
 struct Recipe {
@@ -115,7 +115,7 @@ struct Slice {
 // ---- softmax statistics -------------------------------------------------------------------------
 
 // m = max_j x_j, s = sum_j exp(x_j - m). A row whose maximum is not finite (a NaN, a +inf, only
-// -inf) is NaN throughout, as SPEC.md's formulas make it (inf - inf, 0/0): `bad`.
+// -inf) is NaN throughout, as docs/spec.md's formulas make it (inf - inf, 0/0): `bad`.
 struct RowStats {
   float m = -kInf;
   float s = 0.0f;
@@ -253,10 +253,10 @@ int topk_mask(void*, u32 rows, u32 cols, u32 k, const float* x, float* mask) {
 
 struct Moments {
   float mean = 0.0f;
-  float var = 0.0f;  // SPEC.md's varRaw, before the clamp at 0
+  float var = 0.0f;  // docs/spec.md's varRaw, before the clamp at 0
 };
 
-// SPEC.md's order: mean = sum(x)/N; c = x - mean; varRaw = sum((c - mean(c))^2)/N.
+// docs/spec.md's order: mean = sum(x)/N; c = x - mean; varRaw = sum((c - mean(c))^2)/N.
 Moments specOrderMoments(const float* x, u32 n) {
   const float nf = static_cast<float>(n);
   Moments mo;
@@ -322,12 +322,14 @@ Moments moments(const float* x, u32 n) {
   return specOrderMoments(x, n);
 }
 
-// Standardizes one row: var = max(varRaw, 0) (NaN kept), invStd = 1/sqrt(var + eps),
+// Standardizes one row: var = max(varRaw, 0) (NaN kept), invStd = 1/sqrt(max(var + eps, 0))
+// (the spec's clamped square root, docs/spec.md#clamped-sqrt: a sum of 0 or below gives +inf),
 // xhat = (x - mean) * invStd. Returns invStd.
 float standardize(const float* x, u32 n, float eps, float* xhat) {
   const Moments mo = moments(x, n);
   const float var = mo.var > 0.0f || std::isnan(mo.var) ? mo.var : 0.0f;
-  const float invStd = 1.0f / std::sqrt(var + eps);
+  const float sum = var + eps;
+  const float invStd = 1.0f / std::sqrt(sum > 0.0f || std::isnan(sum) ? sum : 0.0f);
   for (u32 j = 0; j < n; ++j) xhat[j] = (x[j] - mo.mean) * invStd;
   return invStd;
 }

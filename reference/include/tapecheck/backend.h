@@ -1,5 +1,5 @@
 // What a tape needs from the arithmetic underneath it. Tape<Backend> (tape.h) owns every piece
-// of SPEC.md that is not arithmetic -- validation order, error strings, empty and scalar cases,
+// of docs/spec.md that is not arithmetic -- validation order, error strings, empty and scalar cases,
 // requiresGrad, the pullback wiring and dense backward -- and asks a Backend only for the
 // native primitives on non-empty, non-scalar data. The primitives mirror kernel ABI v1
 // (device/include/tapecheck/kernels_v1.h) one to one, so the reference tape (Eigen, generic in

@@ -1,6 +1,9 @@
-// The exact error strings of SPEC.md. Both tapes report these and the golden vectors expect them
+// The exact error strings of docs/spec.md. Both tapes report these and the golden vectors expect them
 // byte for byte, so they live in one place.
 #pragma once
+
+#include <cstdint>
+#include <string>
 
 namespace tapecheck::errors {
 
@@ -15,8 +18,15 @@ inline constexpr const char* kLayerNormDims =
     "autograd: layer_norm: seqLen and embedDim must be positive";
 inline constexpr const char* kBatchNormShape = "autograd: batch_norm: shape must be well-formed";
 inline constexpr const char* kCrossEntropyAxis = "autograd: cross_entropy: axis out of bounds";
-// SPEC.md names no string for distill's axis check; we mirror cross_entropy's wording
-// (docs/semantics-choices.md).
+// TorchLean names no string for distill's axis check; this mirrors cross_entropy's wording
+// (docs/spec.md#deliberate-choices).
 inline constexpr const char* kDistillAxis = "autograd: distill: axis out of bounds";
+
+// A buffer whose length differs from its shape's element count: TorchLean's AnyBuffer.validate
+// (docs/spec.md#lookup, docs/spec.md#backward).
+inline std::string bufferSizeMismatch(std::uint64_t expected, std::uint64_t actual) {
+  return "autograd: CUDA buffer size mismatch (shape elements=" + std::to_string(expected) +
+         ", native elements=" + std::to_string(actual) + ")";
+}
 
 }  // namespace tapecheck::errors

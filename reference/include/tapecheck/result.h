@@ -1,5 +1,5 @@
 // Result<T>: a value or an error message. Errors are values in tapecheck, never exceptions that
-// escape or aborts; the messages are SPEC.md's exact strings (see errors.h).
+// escape or aborts; the messages are docs/spec.md's exact strings (see errors.h).
 #pragma once
 
 #include <string>

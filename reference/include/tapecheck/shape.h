@@ -1,4 +1,4 @@
-// Shapes and the two ways SPEC.md folds them: rows x cols for last-axis operations and
+// Shapes and the two ways docs/spec.md folds them: rows x cols for last-axis operations and
 // outer x n x inner for an axis. Sizes saturate instead of wrapping so that an absurd shape is
 // reported as too large rather than silently folded to a small one.
 #pragma once
@@ -41,12 +41,17 @@ inline bool wellFormed(const Shape& s) {
   return true;
 }
 
-// Sizes the native ABI can carry: every dim and the element count fit in UInt32 (TorchLean's
-// numelU32 checks each dimension and then the product).
+// TorchLean's numelU32: every dimension, in order, and then the element count must fit in
+// UInt32 (docs/spec.md#uint32).
 inline bool fitsUInt32(const Shape& s) {
   for (Dim d : s)
     if (d > kUInt32Max) return false;
   return sizeOf(s) <= kUInt32Max;
+}
+
+inline Status numelU32(const Shape& s) {
+  if (!fitsUInt32(s)) return Error{errors::kTooLarge};
+  return okStatus();
 }
 
 struct RowFold {
@@ -54,11 +59,14 @@ struct RowFold {
   std::uint32_t cols;
 };
 
-// Row folding for rank >= 1, non-empty shapes: cols = last dim, rows = the rest.
+// Row folding for rank >= 1, non-empty shapes: cols = last dim, rows = the rest. rows and then
+// cols are each converted to UInt32; their product is not checked here but at the lookup
+// (docs/spec.md#row-folding), so [65536, 65537] folds.
 inline Result<RowFold> foldRows(const Shape& s) {
-  if (!fitsUInt32(s)) return Error{errors::kTooLarge};
+  const Dim rows = productOf(s.begin(), s.end() - 1);
   const Dim cols = s.back();
-  return RowFold{static_cast<std::uint32_t>(sizeOf(s) / cols), static_cast<std::uint32_t>(cols)};
+  if (rows > kUInt32Max || cols > kUInt32Max) return Error{errors::kTooLarge};
+  return RowFold{static_cast<std::uint32_t>(rows), static_cast<std::uint32_t>(cols)};
 }
 
 struct AxisFold {
@@ -73,6 +81,16 @@ inline AxisFold foldAxis(const Shape& s, std::size_t axis) {
   const Dim inner = productOf(s.begin() + static_cast<std::ptrdiff_t>(axis) + 1, s.end());
   return AxisFold{static_cast<std::uint32_t>(outer), static_cast<std::uint32_t>(s[axis]),
                   static_cast<std::uint32_t>(inner)};
+}
+
+// Axis folding of a non-empty s with axis < rank(s): outer, n and inner are each converted to
+// UInt32, in that order; their product is checked at the lookup (docs/spec.md#axis-folding).
+inline Result<AxisFold> foldAxisChecked(const Shape& s, std::size_t axis) {
+  const Dim outer = productOf(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(axis));
+  const Dim inner = productOf(s.begin() + static_cast<std::ptrdiff_t>(axis) + 1, s.end());
+  for (Dim d : {outer, s[axis], inner})
+    if (d > kUInt32Max) return Error{errors::kTooLarge};
+  return foldAxis(s, axis);
 }
 
 inline std::string toString(const Shape& s) {

@@ -1,4 +1,4 @@
-// Tape<Backend>: SPEC.md section 2, written once for both tapes.
+// Tape<Backend>: docs/spec.md#tape, written once for both tapes.
 //
 // An operation either appends one node and returns its id, or returns an error and leaves the
 // tape exactly as it was (every check and every computation happens before the append).
@@ -64,10 +64,14 @@ class Tape {
   Result<std::vector<Buffer>> backward(NodeId out, const Value& seed) const;
 
  private:
+  // docs/spec.md#lookup: the id, the declared shape, numelU32 of that shape, the buffer length.
   Result<const Node*> lookup(NodeId id, const Shape& declared) const {
     if (id >= nodes_.size()) return Error{errors::kInvalidNodeId};
     const Node& n = nodes_[id];
     if (n.value.shape != declared) return Error{errors::kShapeMismatch};
+    TAPECHECK_TRY_STATUS(numelU32(declared));
+    if (backend_.count(n.value.data) != sizeOf(declared))
+      return Error{errors::bufferSizeMismatch(sizeOf(declared), backend_.count(n.value.data))};
     return &n;
   }
 
@@ -76,7 +80,7 @@ class Tape {
     return nodes_.size() - 1;
   }
 
-  // rowOpLast of SPEC.md: the dispatch shared by softmax, log-softmax and topKMask.
+  // rowOpLast of docs/spec.md: the dispatch shared by softmax, log-softmax and topKMask.
   template <class Forward, class MakePullback, class ScalarValue>
   Result<NodeId> rowOpLast(const char* name, const Shape& s, NodeId x, bool gradFlows,
                            ScalarValue scalarValue, Forward forward, MakePullback makePullback);
@@ -104,7 +108,13 @@ Result<std::vector<typename Backend::Buffer>> Tape<Backend>::backward(NodeId out
                                                                       const Value& seed) const {
   if (out >= nodes_.size()) return Error{errors::kInvalidOutputId};
   if (seed.shape != nodes_[out].value.shape) return Error{errors::kSeedMismatch};
-  if (backend_.count(seed.data) != sizeOf(seed.shape)) return Error{errors::kSeedMismatch};
+  TAPECHECK_TRY_STATUS(numelU32(seed.shape));
+  if (backend_.count(seed.data) != sizeOf(seed.shape))
+    return Error{errors::bufferSizeMismatch(sizeOf(seed.shape), backend_.count(seed.data))};
+
+  // Every node's gradient is allocated through numelU32 (docs/spec.md#backward, step 5): a tape
+  // holding an empty leaf with a dimension of 2^32 or more cannot be differentiated.
+  for (const Node& n : nodes_) TAPECHECK_TRY_STATUS(numelU32(n.value.shape));
 
   std::vector<Buffer> grads;
   grads.reserve(nodes_.size());
@@ -118,11 +128,14 @@ Result<std::vector<typename Backend::Buffer>> Tape<Backend>::backward(NodeId out
     grads.push_back(std::move(zeros));
   }
 
-  // TorchLean's backwardDense visits every node of the tape from the highest id down, not only
-  // those below `out`; nodes above `out` carry zero gradients.
+  // TorchLean's backwardDenseAll: only nodes reached from `out` run their pullbacks; the others
+  // (above `out`, or below it on no path to it) keep zero gradients and never run, so a NaN
+  // that a pullback would make of a zero upstream cannot appear.
+  std::vector<bool> reached(nodes_.size(), false);
+  reached[out] = true;
   for (std::size_t i = nodes_.size(); i-- > 0;) {
     const Node& n = nodes_[i];
-    if (!n.requiresGrad || !n.pullback) continue;
+    if (!reached[i] || !n.requiresGrad || !n.pullback) continue;
     TAPECHECK_TRY(contributions, n.pullback(backend_, grads[i]));
     if (contributions.size() != n.parents.size())
       return Error{"tapecheck: internal error: pullback of " + n.name + " returned " +
@@ -130,6 +143,7 @@ Result<std::vector<typename Backend::Buffer>> Tape<Backend>::backward(NodeId out
                    std::to_string(n.parents.size()) + " parents"};
     for (std::size_t p = 0; p < n.parents.size(); ++p) {
       const NodeId parent = n.parents[p];
+      reached[parent] = true;
       if (!nodes_[parent].requiresGrad) continue;
       const Buffer& g = contributions[p];
       if (backend_.count(g) != sizeOf(nodes_[parent].value.shape))

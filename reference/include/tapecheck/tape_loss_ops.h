@@ -10,7 +10,13 @@ template <class Backend>
 Result<NodeId> Tape<Backend>::crossEntropy(const Shape& s, std::uint64_t axis, NodeId logits,
                                            NodeId target, bool mean) {
   if (axis >= s.size()) return Error{errors::kCrossEntropyAxis};
-  if (!isEmptyTensor(s) && !fitsUInt32(s)) return Error{errors::kTooLarge};
+  // outer, n and inner each fit UInt32 before the lookups; the element count (and, for an empty
+  // s, every dimension) is checked by the lookups (docs/spec.md#cross-entropy-validation).
+  AxisFold fold{0, 0, 0};
+  if (!isEmptyTensor(s)) {
+    TAPECHECK_TRY(checked, foldAxisChecked(s, static_cast<std::size_t>(axis)));
+    fold = checked;
+  }
   TAPECHECK_TRY(lNode, lookup(logits, s));
   TAPECHECK_TRY(tNode, lookup(target, s));
 
@@ -20,8 +26,9 @@ Result<NodeId> Tape<Backend>::crossEntropy(const Shape& s, std::uint64_t axis, N
   n.requiresGrad = lNode->requiresGrad || tNode->requiresGrad;
 
   if (isEmptyTensor(s)) {
-    // Loss 0 and empty gradients.
-    TAPECHECK_TRY(loss, backend_.filled(1, 0.0));
+    // The zero-seeded total of no terms is +0, so the loss -total is -0.0
+    // (docs/spec.md#cross-entropy); the gradients are empty.
+    TAPECHECK_TRY(loss, backend_.filled(1, -0.0));
     n.value = Value{Shape{}, std::move(loss)};
     n.pullback = [](const Backend& b, const Buffer&) -> Result<std::vector<Buffer>> {
       TAPECHECK_TRY(e1, b.filled(0, 0.0));
@@ -31,7 +38,6 @@ Result<NodeId> Tape<Backend>::crossEntropy(const Shape& s, std::uint64_t axis, N
     return append(std::move(n));
   }
 
-  const AxisFold fold = foldAxis(s, static_cast<std::size_t>(axis));
   const Buffer& t = tNode->value.data;
   TAPECHECK_TRY(fwd, backend_.crossEntropyFwd(fold, mean, lNode->value.data, t));
   n.value = Value{Shape{}, fwd.loss};
@@ -47,7 +53,13 @@ template <class Backend>
 Result<NodeId> Tape<Backend>::distill(const Shape& s, std::uint64_t axis, NodeId student,
                                       NodeId teacher) {
   if (axis >= s.size()) return Error{errors::kDistillAxis};
-  if (!isEmptyTensor(s) && !fitsUInt32(s)) return Error{errors::kTooLarge};
+  // outer, n and inner each fit UInt32 before the lookups; the element count (and, for an empty
+  // s, every dimension) is checked by the lookups (docs/spec.md#cross-entropy-validation).
+  AxisFold fold{0, 0, 0};
+  if (!isEmptyTensor(s)) {
+    TAPECHECK_TRY(checked, foldAxisChecked(s, static_cast<std::size_t>(axis)));
+    fold = checked;
+  }
   TAPECHECK_TRY(sNode, lookup(student, s));
   TAPECHECK_TRY(tNode, lookup(teacher, s));
 
@@ -57,13 +69,12 @@ Result<NodeId> Tape<Backend>::distill(const Shape& s, std::uint64_t axis, NodeId
   n.requiresGrad = sNode->requiresGrad;
 
   if (isEmptyTensor(s)) {
-    TAPECHECK_TRY(loss, backend_.filled(1, 0.0));
+    TAPECHECK_TRY(loss, backend_.filled(1, -0.0));  // as crossEntropy's: -(+0)
     n.value = Value{Shape{}, std::move(loss)};
     n.pullback = [](const Backend& b, const Buffer&) { return detail::single(b.filled(0, 0.0)); };
     return append(std::move(n));
   }
 
-  const AxisFold fold = foldAxis(s, static_cast<std::size_t>(axis));
   TAPECHECK_TRY(p, backend_.softmaxAxis(fold, tNode->value.data));
   TAPECHECK_TRY(fwd, backend_.crossEntropyFwd(fold, /*mean=*/true, sNode->value.data, p));
   n.value = Value{Shape{}, fwd.loss};

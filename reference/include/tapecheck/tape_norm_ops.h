@@ -1,4 +1,4 @@
-// layerNorm and batchNorm on the tape: argument checks, lookups in SPEC.md's order (x, gamma,
+// layerNorm and batchNorm on the tape: argument checks, lookups in docs/spec.md's order (x, gamma,
 // beta), and pullbacks that reuse the xhat and invStd saved by forward.
 #pragma once
 
@@ -25,8 +25,11 @@ template <class Backend>
 Result<NodeId> Tape<Backend>::layerNorm(std::uint64_t seqLen, std::uint64_t embedDim, NodeId x,
                                         NodeId gamma, NodeId beta, double epsilon) {
   if (seqLen == 0 || embedDim == 0) return Error{errors::kLayerNormDims};
+  // seqLen and embedDim each fit UInt32 before the lookups; their product is checked at x's
+  // lookup (docs/spec.md#layer-norm-validation).
+  if (seqLen > kUInt32Max || embedDim > kUInt32Max) return Error{errors::kTooLarge};
   const Shape xs{seqLen, embedDim};
-  TAPECHECK_TRY(fold, foldRows(xs));
+  const RowFold fold{static_cast<std::uint32_t>(seqLen), static_cast<std::uint32_t>(embedDim)};
   TAPECHECK_TRY(xNode, lookup(x, xs));
   TAPECHECK_TRY(gNode, lookup(gamma, Shape{embedDim}));
   TAPECHECK_TRY(bNode, lookup(beta, Shape{embedDim}));
@@ -49,10 +52,12 @@ Result<NodeId> Tape<Backend>::batchNorm(std::uint64_t channels, const Shape& spa
   Shape xs{channels};
   xs.insert(xs.end(), spatial.begin(), spatial.end());
   if (!wellFormed(xs)) return Error{errors::kBatchNormShape};
-  if (!fitsUInt32(xs)) return Error{errors::kTooLarge};
   // The spatial shape is a view of S = size(spatial) values per channel (S = 1 for []).
-  const RowFold fold{static_cast<std::uint32_t>(channels),
-                     static_cast<std::uint32_t>(sizeOf(spatial))};
+  // channels and S each fit UInt32 before the lookups; every dimension and the element count
+  // are checked at x's lookup (docs/spec.md#batch-norm-validation).
+  const Dim S = sizeOf(spatial);
+  if (channels > kUInt32Max || S > kUInt32Max) return Error{errors::kTooLarge};
+  const RowFold fold{static_cast<std::uint32_t>(channels), static_cast<std::uint32_t>(S)};
   TAPECHECK_TRY(xNode, lookup(x, xs));
   TAPECHECK_TRY(gNode, lookup(gamma, Shape{channels}));
   TAPECHECK_TRY(bNode, lookup(beta, Shape{channels}));

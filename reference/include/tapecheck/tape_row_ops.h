@@ -1,4 +1,4 @@
-// softmaxLast, logSoftmaxLast and topKMask: SPEC.md's rowOpLast dispatch (empty, then scalar,
+// softmaxLast, logSoftmaxLast and topKMask: docs/spec.md's rowOpLast dispatch (empty, then scalar,
 // then fold-before-lookup) and the pullbacks of section 3.
 #pragma once
 
@@ -24,7 +24,8 @@ Result<NodeId> Tape<Backend>::rowOpLast(const char* name, const Shape& s, NodeId
   n.parents = {x};
 
   if (!isScalar(s) && isEmptyTensor(s)) {
-    // Empty: the value is a copy of x and the pullback copies the upstream gradient.
+    // Empty: the value is a copy of x and the pullback copies the upstream gradient. The lookup
+    // still validates x: an empty shape with a dimension of 2^32 or more is too large.
     TAPECHECK_TRY(xNode, lookup(x, s));
     TAPECHECK_TRY(y, backend_.copy(xNode->value.data));
     n.value = Value{s, std::move(y)};
@@ -43,7 +44,8 @@ Result<NodeId> Tape<Backend>::rowOpLast(const char* name, const Shape& s, NodeId
     return append(std::move(n));
   }
 
-  // The UInt32 size check comes before the lookup of x.
+  // rows and cols are each checked against UInt32 before the lookup of x; the element count
+  // is checked by the lookup (docs/spec.md#row-op-last).
   TAPECHECK_TRY(fold, foldRows(s));
   TAPECHECK_TRY(xNode, lookup(x, s));
   TAPECHECK_TRY(y, forward(fold, xNode->value.data));

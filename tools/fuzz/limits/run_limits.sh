@@ -73,7 +73,7 @@ vectors)
       "$tc" vectors check --target $target "${k[@]+"${k[@]}"}" "$V/huge-expected.json"
     expect 2 --no-stdout --stderr "expected an unsigned integer (0 to 2^64-1), got a number with a fraction or exponent" -- \
       "$tc" vectors check --target $target "${k[@]+"${k[@]}"}" "$V/number-past-u64.json"
-    # Attributes past UInt32 or 64 bits with ordinary leaves: SPEC.md's errors, as expected.
+    # Attributes past UInt32 or 64 bits with ordinary leaves: docs/spec.md's errors, as expected.
     expect 0 --stdout "passed:1 failed:0" -- \
       "$tc" vectors check --target $target "${k[@]+"${k[@]}"}" "$V/attr-too-large-invalid.json"
     expect 0 --stdout "passed:1 failed:0" -- \
@@ -86,7 +86,8 @@ vectors)
       "$tc" vectors check --target $target "${k[@]+"${k[@]}"}" "$V/u32-edge-shape-mismatch.json"
     expect 0 --stdout "passed:1 failed:0" -- \
       "$tc" vectors check --target $target "${k[@]+"${k[@]}"}" "$V/huge-ids.json"
-    # Empty tensors whose other dims are 2^64-1 or 2^32: size 0, computed without allocating.
+    # Empty tensors whose other dims are 2^64-1 or 2^32: found at the lookup, then too large
+    # (docs/spec.md#uint32); nothing allocated.
     expect 0 --stdout "passed:1 failed:0" -- \
       "$tc" vectors check --target $target "${k[@]+"${k[@]}"}" "$V/empty-huge-dims.json"
     expect 0 --stdout "passed:1 failed:0" -- \
@@ -166,7 +167,7 @@ plugins)
   # A plugin whose every entry returns 7: every non-empty case fails with the kernel's status.
   err=$plugins/libtest-returns-error.so
   nan=$plugins/libtest-nan-everywhere.so
-  expect 1 --stdout "FAILED" --stdout "kernel tapecheck-test-returns-error returned 7" -- \
+  expect 1 --stdout "FAILED" --stdout "softmax_fwd returned 7 on [" -- \
     "$tc" run --device cpu --kernels "$err" --ops softmaxLast,layerNorm --cases 3 --vectors none --out "$scratch/run-err"
   expect 1 --stdout "FAILED" -- \
     "$tc" run --device cpu --kernels "$nan" --ops crossEntropy,topKMask --cases 3 --vectors none --out "$scratch/run-nan"
@@ -187,7 +188,7 @@ certify)
   fi
   # --out names a file: nothing is written, exit 2.
   : >"$scratch/a-file"
-  expect 2 --no-stdout --stderr "not a folder" -- \
+  expect 2 --no-stdout --stderr "cannot write --out" -- \
     "$tc" certify --device cpu --kernels aten --cases 2 --out "$scratch/a-file"
   # Killed during the run: no certificate, no temporary file, no folder.
   timeout -s KILL 3 "$tc" certify --device cpu --kernels aten --out "$scratch/cert-killed" >/dev/null 2>&1

@@ -1,4 +1,4 @@
-// The op registry, in the spirit of PyTorch's OpInfo: one entry per SPEC.md operation, the single
+// The op registry, in the spirit of PyTorch's OpInfo: one entry per docs/spec.md operation, the single
 // place that says how the operation is called, how its cases are generated, which outputs and
 // gradients are compared, at which scale (floors) and within which budget, which inputs are
 // known to be hard for kernels, and which golden vectors it has. Each entry is assembled in the
@@ -30,16 +30,16 @@ namespace tapecheck::conformance {
 using Floors = std::vector<std::vector<double>>;
 
 struct OpInfo {
-  std::string name;                     // SPEC.md name: "softmaxLast"
+  std::string name;                     // docs/spec.md name: "softmaxLast"
   std::string nodeName;                 // the node's name on the tape: "softmax"
-  std::vector<std::string> tensorArgs;  // SPEC.md tensor arguments, in call order
+  std::vector<std::string> tensorArgs;  // docs/spec.md tensor arguments, in call order
   std::vector<std::string> attrNames;   // non-tensor arguments the op requires
   std::vector<std::string> optionalAttrNames;  // non-tensor arguments with a default
   // Calls the op on a tape whose leaves are already in place.
   std::function<Result<NodeId>(AnyTape&, const TestCase&)> call;
 
   // --- how it is tested ---------------------------------------------------------------------
-  std::vector<std::string> uses;  // the SPEC.md ops it exercises ({name} for an op)
+  std::vector<std::string> uses;  // the docs/spec.md ops it exercises ({name} for an op)
   bool program = false;           // a chained tape program, not a single operation
   ShapeFamily family = ShapeFamily::RowsLast;  // how its shapes are drawn (generators.h)
   // Value fills, in the order the first cases use them (each of the first 2 * |fills| cases
@@ -66,7 +66,7 @@ struct OpInfo {
   std::function<std::vector<vectors::CorpusFile>()> corpus;
 };
 
-const std::vector<OpInfo>& opRegistry();       // the SPEC.md operations, in SPEC.md order
+const std::vector<OpInfo>& opRegistry();       // the docs/spec.md operations, in docs/spec.md order
 const std::vector<OpInfo>& programRegistry();  // chained tape programs
 const OpInfo* findOp(std::string_view name);   // an operation
 const OpInfo* findSubject(std::string_view name);  // an operation or a program

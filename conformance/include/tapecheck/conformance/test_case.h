@@ -17,7 +17,7 @@ struct Leaf {
   bool requiresGrad = false;
 };
 
-// Every non-tensor argument by its SPEC.md name; an op reads the ones it takes.
+// Every non-tensor argument by its docs/spec.md name; an op reads the ones it takes.
 struct Attrs {
   std::optional<Shape> s;
   std::optional<std::uint64_t> k;
@@ -31,9 +31,9 @@ struct Attrs {
 };
 
 struct TestCase {
-  std::string op;                        // SPEC.md name, e.g. "layerNorm"
+  std::string op;                        // docs/spec.md name, e.g. "layerNorm"
   std::vector<Leaf> leaves;              // leaf i gets node id i
-  std::map<std::string, NodeId> call;    // SPEC.md tensor argument -> node id
+  std::map<std::string, NodeId> call;    // docs/spec.md tensor argument -> node id
   Attrs attrs;
   std::optional<TensorData> upstream;    // seed for backward; absent: no backward
 };

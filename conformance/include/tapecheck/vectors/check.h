@@ -36,6 +36,9 @@ struct VectorOpTotals {
   // Device target only: passed tests whose outputs the conformance judge MISTRUSTs (mostly
   // zeros, or zeros on both sides); counted among `passed`.
   std::uint64_t mistrusted = 0;
+  // Device target only: valid tests not judged because kernel ABI v1's binary32 epsilon changes
+  // their result (docs/spec.md#epsilon-abi-safe); counted neither passed nor failed.
+  std::uint64_t notJudged = 0;
   // Reference target only, informational (never a failure): the binary64 reference tape's
   // distance from the expected values, in binary64 ulps. Ill-conditioned cases legitimately
   // lose binary64 digits; this shows how many.
@@ -44,7 +47,7 @@ struct VectorOpTotals {
 };
 
 struct VectorCheckResult {
-  std::uint64_t files = 0, tests = 0, passed = 0, failed = 0;
+  std::uint64_t files = 0, tests = 0, passed = 0, failed = 0, notJudged = 0;
   std::vector<VectorOpTotals> perOp;
   std::vector<VectorFailure> failures;
 };

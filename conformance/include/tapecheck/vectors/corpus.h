@@ -4,7 +4,7 @@
 //
 // A case states its inputs, its flags and what it expects: `valid` (the expected value and
 // gradients are computed by the multi-precision oracle, rounded to binary64), `invalid` with the
-// SPEC.md error string written in the case (errors.h), or `acceptable`. For every case that
+// docs/spec.md error string written in the case (errors.h), or `acceptable`. For every case that
 // names an error, generation FAILS unless the oracle reports exactly that error: the code under
 // test never decides silently what an error case expects.
 #pragma once
@@ -24,6 +24,9 @@ namespace tapecheck::vectors {
 inline constexpr const char* kGeneratorName = "tapecheck vectors generate";
 inline constexpr const char* kOracleProvenance =
     "tapecheck vectors generate: mpfr128 reference tape, rounded to binary64";
+// The TorchLean commit docs/spec.md's rules were checked against (docs/spec.md#sources); every
+// generated file records it as `torchleanCommit`.
+inline constexpr const char* kTorchLeanCommit = "3447b74f6bf43f83ad50885851caf0bc01b4c53d";
 const char* generatorVersion();  // the project version, e.g. "0.1.0"
 
 struct CaseDef {
@@ -31,7 +34,7 @@ struct CaseDef {
   std::vector<std::string> flags;
   conformance::TestCase tc;  // tc.op is filled in from the CorpusFile
   Expectation result = Expectation::Valid;
-  std::optional<std::string> error;  // the SPEC.md error this case expects, if any
+  std::optional<std::string> error;  // the docs/spec.md error this case expects, if any
 
   CaseDef(std::string comment, std::vector<std::string> flags);
 
@@ -55,10 +58,12 @@ struct CaseDef {
 };
 
 struct CorpusFile {
-  std::string op;     // SPEC.md name
+  std::string op;     // docs/spec.md name
   std::string theme;  // e.g. "edge-cases"
   std::vector<std::string> header;
   std::vector<CaseDef> cases;
+  // The docs/spec.md rules the cases exercise ("docs/spec.md#anchor"), written as `specRules`.
+  std::vector<std::string> specRules;
   std::string fileName() const { return op + "-" + theme + ".json"; }
 };
 

@@ -16,7 +16,8 @@ struct ObjectRule {
 
 inline const ObjectRule kFile{
     "file",
-    {"schema", "op", "generator", "header", "notes", "numberOfTests", "tests"},
+    {"schema", "op", "generator", "specRules", "torchleanCommit", "header", "notes",
+     "numberOfTests", "tests"},
     {"schema", "op", "generator", "header", "notes", "numberOfTests", "tests"}};
 inline const ObjectRule kGenerator{
     "generator", {"name", "version", "provenance"}, {"name", "version", "provenance"}};
@@ -43,6 +44,33 @@ inline const std::vector<std::string> kResultNames{"valid", "invalid", "acceptab
 inline const std::vector<const ObjectRule*> kAllRules{
     &kFile, &kGenerator, &kNote, &kTest, &kTensor, &kLeaf, &kAttrs, &kExpectedValue,
     &kExpectedError};
+
+// specRules entries: ^docs/spec\.md#[a-z0-9]+(-[a-z0-9]+)*$ (an anchor of docs/spec.md).
+inline bool isSpecRule(const std::string& s) {
+  const std::string prefix = "docs/spec.md#";
+  if (s.compare(0, prefix.size(), prefix) != 0 || s.size() == prefix.size()) return false;
+  bool afterDash = true;  // the anchor may not start or end with '-', nor hold "--"
+  for (std::size_t i = prefix.size(); i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '-') {
+      if (afterDash) return false;
+      afterDash = true;
+    } else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+      afterDash = false;
+    } else {
+      return false;
+    }
+  }
+  return !afterDash;
+}
+
+// torchleanCommit: ^[0-9a-f]{40}$
+inline bool isCommitHash(const std::string& s) {
+  if (s.size() != 40) return false;
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
 
 // Flag names: ^[A-Za-z][A-Za-z0-9]*$
 inline bool isFlagName(const std::string& s) {

@@ -48,6 +48,11 @@ struct VectorFile {
   std::string path;  // where it was read from (for messages); empty for generated files
   std::string op;
   Generator generator;
+  // Provenance, both optional: the rules of docs/spec.md the tests exercise, as
+  // "docs/spec.md#anchor", and the TorchLean commit those rules were checked against (40 hex
+  // digits).
+  std::vector<std::string> specRules;
+  std::optional<std::string> torchleanCommit;
   std::vector<std::string> header;
   std::vector<std::pair<std::string, std::string>> notes;  // flag -> description, file order
   std::vector<VectorTest> tests;

@@ -1,5 +1,5 @@
 // The entry points of kernel ABI v1 by name: which of them a table provides (a null entry point
-// means "not provided", DESIGN.md section 3) and which of them each SPEC.md operation calls.
+// means "not provided", DESIGN.md section 3) and which of them each docs/spec.md operation calls.
 // The conformance run certifies an operation's forward pass when the table provides its forward
 // entries, and its backward pass when it provides those and the backward entries too.
 #pragma once
@@ -21,7 +21,7 @@ bool provides(const tapecheck_kernels_v1& t, std::string_view entry);
 // Whether `t` provides at least one entry point.
 bool providesAny(const tapecheck_kernels_v1& t);
 
-// The entry points a SPEC.md operation calls: `fwd` for its value, `bwd` for its gradient (on top
+// The entry points a docs/spec.md operation calls: `fwd` for its value, `bwd` for its gradient (on top
 // of `fwd`, which computes what the backward pass reads). An unknown name calls none.
 struct OpEntries {
   std::vector<std::string> fwd, bwd;

@@ -1,4 +1,4 @@
-// Weighted logits cross-entropy along an axis, SPEC.md section 3 (distill reuses it with
+// Weighted logits cross-entropy along an axis, docs/spec.md#operations (distill reuses it with
 // target = softmax(teacher)).
 #pragma once
 
@@ -19,14 +19,19 @@ Scalar crossEntropyDenominator(const AxisFold& f, bool mean) {
 
 // logp = logSoftmax along axis;  loss = -(sum over all elements of target * logp) / denom.
 // Literal IEEE arithmetic: a zero weight on a -inf log-probability gives NaN, as the formula does.
+// The sum is the Spec's sumSpec, a fold from +0 in row-major order (docs/spec.md#zero-seeded-sum):
+// a zero total is +0 and the loss -0.0, which Eigen's sum() (seeded with the first term, so a
+// sum of -0 products stays -0) would not give.
 template <class Scalar>
 CrossEntropyForward<Vec<Scalar>> crossEntropyForward(const AxisFold& f, bool mean,
                                                      const Vec<Scalar>& logits,
                                                      const Vec<Scalar>& target) {
   CrossEntropyForward<Vec<Scalar>> out;
   out.logp = logSoftmaxAxis(f, logits);
+  Scalar total = ScalarTraits<Scalar>::fromDouble(0.0);
+  for (Eigen::Index i = 0; i < target.size(); ++i) total += target(i) * out.logp(i);
   out.loss = Vec<Scalar>(1);
-  out.loss(0) = -(target.cwiseProduct(out.logp).sum()) / crossEntropyDenominator<Scalar>(f, mean);
+  out.loss(0) = -total / crossEntropyDenominator<Scalar>(f, mean);
   return out;
 }
 

@@ -1,4 +1,4 @@
-// layerNorm and batchNorm, SPEC.md section 3. Both standardize rows of a [rows, cols] view
+// layerNorm and batchNorm, docs/spec.md#operations. Both standardize rows of a [rows, cols] view
 // (layerNorm: a row per sequence position; batchNorm: a row per channel holding its S values);
 // they differ only in whether gamma/beta index the column or the row.
 #pragma once
@@ -16,12 +16,16 @@ struct Standardized {
   Vec<Scalar> invStd;  // one per row
 };
 
-// Per row, in the spec's own order of operations:
+// Per row, in the spec's own order of operations (docs/spec.md#layer-norm,
+// docs/spec.md#batch-norm):
 //   mean = (1/N) sum x;  c = x - mean
-//   varRaw = (1/N) sum (c - mean(c))^2      (the spec centers a second time, on purpose)
-//   var = max(varRaw, 0);  std = sqrt(var + epsilon);  invStd = 1/std;  xhat = c / std
+//   varRaw = (1/N) sum (c - mean(c))^2   layerNorm: the Spec centers a second time
+//   varRaw = (1/N) sum c^2               batchNorm: centered once
+//   var = max(varRaw, 0);  std = sqrt(max(var + epsilon, 0));  invStd = 1/std;  xhat = c / std
+// epsilon is the caller's binary64 value, converted exactly at the oracle's precision.
 template <class Scalar>
-Standardized<Scalar> standardizeRows(const RowFold& f, double epsilon, const Vec<Scalar>& x) {
+Standardized<Scalar> standardizeRows(const RowFold& f, double epsilon, const Vec<Scalar>& x,
+                                     bool centerTwice) {
   using std::sqrt;
   const AxisFold a{f.rows, f.cols, 1};
   const Scalar n = ScalarTraits<Scalar>::fromDouble(f.cols);
@@ -34,11 +38,14 @@ Standardized<Scalar> standardizeRows(const RowFold& f, double epsilon, const Vec
     auto xs = slice(x, a, off);
     const Scalar mean = xs.sum() / n;
     const Vec<Scalar> c = (xs.array() - mean).matrix();
-    const Scalar meanC = c.sum() / n;
-    const Scalar varRaw = (c.array() - meanC).square().sum() / n;
-    // max(varRaw, 0) as Lean's `max a b = if a <= b then b else a`: NaN stays NaN.
+    const Scalar meanC = centerTwice ? Scalar(c.sum() / n) : zero;
+    const Scalar varRaw = centerTwice ? Scalar((c.array() - meanC).square().sum() / n)
+                                      : Scalar(c.array().square().sum() / n);
+    // max(varRaw, 0) and sqrtSpec's max(d, 0) as Lean's `max a b = if a <= b then b else a`:
+    // NaN stays NaN, and a d of -0 or below gives +0 (docs/spec.md#clamped-sqrt).
     const Scalar var = varRaw <= zero ? zero : varRaw;
-    const Scalar stdev = sqrt(Scalar(var + eps));
+    const Scalar d = var + eps;
+    const Scalar stdev = sqrt(d <= zero ? zero : d);
     out.invStd(row++) = one / stdev;
     slice(out.xhat, a, off) = (c.array() / stdev).matrix();
   });
@@ -77,7 +84,7 @@ RowMajor<Scalar> asMatrix(const Vec<Scalar>& v, const RowFold& f) {
 template <class Scalar>
 NormForward<Vec<Scalar>> layerNormForward(const RowFold& f, double epsilon, const Vec<Scalar>& x,
                                           const Vec<Scalar>& gamma, const Vec<Scalar>& beta) {
-  Standardized<Scalar> s = standardizeRows(f, epsilon, x);
+  Standardized<Scalar> s = standardizeRows(f, epsilon, x, /*centerTwice=*/true);
   Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> y =
       asMatrix(s.xhat, f);
   for (Eigen::Index r = 0; r < y.rows(); ++r)
@@ -107,7 +114,7 @@ NormBackward<Vec<Scalar>> layerNormBackward(const RowFold& f, const Vec<Scalar>&
 template <class Scalar>
 NormForward<Vec<Scalar>> batchNormForward(const RowFold& f, double epsilon, const Vec<Scalar>& x,
                                           const Vec<Scalar>& gamma, const Vec<Scalar>& beta) {
-  Standardized<Scalar> s = standardizeRows(f, epsilon, x);
+  Standardized<Scalar> s = standardizeRows(f, epsilon, x, /*centerTwice=*/false);
   Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> y =
       asMatrix(s.xhat, f);
   for (Eigen::Index c = 0; c < y.rows(); ++c)

@@ -1,6 +1,6 @@
 // The scalar types the reference tape is instantiated for, and the few conversions it needs.
 // The multi-precision type (MPFR through mpreal) is the oracle for the real-number semantics of
-// SPEC.md; float and double are the same code at binary32 and binary64.
+// docs/spec.md; float and double are the same code at binary32 and binary64.
 #pragma once
 
 #include <cmath>

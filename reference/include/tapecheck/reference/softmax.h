@@ -1,4 +1,4 @@
-// Softmax and log-softmax along an axis (outer x n x inner, stride inner), SPEC.md section 3.
+// Softmax and log-softmax along an axis (outer x n x inner, stride inner), docs/spec.md#operations.
 // Rows of a last-axis operation are the case inner = 1.
 #pragma once
 
@@ -35,7 +35,7 @@ Slice<Scalar> slice(Vec<Scalar>& v, const AxisFold& f, std::size_t offset) {
 }
 
 // The spec's fold over the row: NaN anywhere makes the maximum NaN (Eigen's maxCoeff would
-// skip it), so a row holding NaN becomes all-NaN as SPEC.md requires.
+// skip it), so a row holding NaN becomes all-NaN as docs/spec.md requires.
 template <class Scalar, class Row>
 Scalar rowMax(const Row& x) {
   Scalar m = x(0);

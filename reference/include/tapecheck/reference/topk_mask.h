@@ -1,4 +1,4 @@
-// topKMask per row (Spec.MoE.topKMaskSpec as SPEC.md restates it): larger first, equal values
+// topKMask per row (Spec.MoE.topKMaskSpec as docs/spec.md restates it): larger first, equal values
 // by lower index, NaN below every number and NaNs among themselves by index.
 #pragma once
 
