@@ -24,6 +24,7 @@
 #include <torch/version.h>
 
 #include "aten_softmax.h"
+#include "aten_standardize.h"
 
 namespace tapecheck::device::detail {
 namespace {
@@ -151,32 +152,6 @@ int topkMask(void*, std::uint32_t rows, std::uint32_t cols, std::uint32_t k, con
 
 // ---- layerNorm and batchNorm: rows of a [rows, cols] view ---------------------------------------
 
-struct Standardized {
-  at::Tensor xhat;    // [rows, cols]
-  at::Tensor invStd;  // [rows, 1]
-};
-
-// The spec's formula, step by step in float32 ATen ops along dim 1 (docs/spec.md#layer-norm,
-// docs/spec.md#batch-norm):
-//   mean = mean(x); c = x - mean
-//   varRaw = mean((c - mean(c))^2) for layerNorm (centered twice), mean(c^2) for batchNorm
-//   var = max(varRaw, 0); std = sqrt(max(var + eps, 0)); invStd = 1 / std; xhat = c / std
-// clamp_min propagates NaN in ATen (checked by the tests), matching Lean's max, where
-// max(NaN, 0) = NaN. The square root is the Spec's clamped one: where(d <= 0, 0, d) keeps a
-// NaN d and turns a d of -0 or below into +0, so a negative epsilon gives std = 0, not NaN.
-Standardized standardize(const at::Tensor& x, float eps, bool centerTwice) {
-  const std::int64_t dim[] = {1};
-  const at::Tensor mean = x.mean(at::IntArrayRef(dim), /*keepdim=*/true);
-  const at::Tensor c = x - mean;
-  const at::Tensor centered =
-      centerTwice ? c - c.mean(at::IntArrayRef(dim), /*keepdim=*/true) : c;
-  const at::Tensor varRaw = centered.square().mean(at::IntArrayRef(dim), /*keepdim=*/true);
-  const at::Tensor var = varRaw.clamp_min(0.0);
-  const at::Tensor d = var + static_cast<double>(eps);
-  const at::Tensor stdev = at::where(d <= 0, at::zeros_like(d), d).sqrt();
-  return {c / stdev, stdev.reciprocal()};
-}
-
 // y = xhat * gamma + beta, with gamma and beta shaped to broadcast ([1, cols] for layerNorm,
 // [channels, 1] for batchNorm).
 template <bool Cuda>
@@ -185,7 +160,7 @@ void normForward(std::uint32_t rows, std::uint32_t cols, float eps, bool centerT
                  float* xhat, float* invStd) {
   const std::int64_t sizes[] = {i64(rows), i64(cols)};
   const std::int64_t perRow[] = {i64(rows), 1};
-  const Standardized s = standardize(in<Cuda>(x, sizes), eps, centerTwice);
+  const Standardized s = specStandardize(in<Cuda>(x, sizes), eps, centerTwice);
   out<Cuda>(y, sizes).copy_(s.xhat * gamma + beta);
   out<Cuda>(xhat, sizes).copy_(s.xhat);
   out<Cuda>(invStd, perRow).copy_(s.invStd);

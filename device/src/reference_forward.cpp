@@ -1,4 +1,4 @@
-// The reference forward entries of withReferenceForward (reference_forward.h): SPEC.md's
+// The reference forward entries of withReferenceForward (reference_forward.h): docs/spec.md's
 // formulas in binary64 through ATen on the pointers' own device, each output rounded once to
 // binary32 when it is copied into the kernel's output buffer.
 #include "tapecheck/device/reference_forward.h"
@@ -10,6 +10,7 @@
 #include <ATen/ATen.h>
 
 #include "aten_softmax.h"
+#include "aten_standardize.h"
 
 namespace tapecheck::device {
 namespace {
@@ -60,25 +61,18 @@ int logSoftmaxFwd(void*, std::uint32_t rows, std::uint32_t cols, const float* x,
   });
 }
 
-// SPEC.md's standardization along dim 1, in binary64: the variance of the centered values,
-// centered again, clamped at 0; invStd = 1 / sqrt(var + eps); xhat = (x - mean) / sqrt(var + eps).
+// The spec's standardization (aten_standardize.h) in binary64; y = xhat * gamma + beta, with
+// gamma and beta shaped to broadcast ([1, cols] for layerNorm, [channels, 1] for batchNorm).
 template <bool Cuda>
-void normForward(std::uint32_t rows, std::uint32_t cols, float eps, const float* x,
-                 const at::Tensor& gamma, const at::Tensor& beta, float* y, float* xhat,
-                 float* invStd) {
+void normForward(std::uint32_t rows, std::uint32_t cols, float eps, bool centerTwice,
+                 const float* x, const at::Tensor& gamma, const at::Tensor& beta, float* y,
+                 float* xhat, float* invStd) {
   const std::int64_t sizes[] = {i64(rows), i64(cols)};
   const std::int64_t perRow[] = {i64(rows), 1};
-  const std::int64_t dim[] = {1};
-  const at::Tensor xs = in64<Cuda>(x, sizes);
-  const at::Tensor c = xs - xs.mean(at::IntArrayRef(dim), /*keepdim=*/true);
-  const at::Tensor centered = c - c.mean(at::IntArrayRef(dim), /*keepdim=*/true);
-  const at::Tensor var =
-      centered.square().mean(at::IntArrayRef(dim), /*keepdim=*/true).clamp_min(0.0);
-  const at::Tensor stdev = (var + static_cast<double>(eps)).sqrt();
-  const at::Tensor standardized = c / stdev;
-  out<Cuda>(y, sizes).copy_(standardized * gamma + beta);
-  out<Cuda>(xhat, sizes).copy_(standardized);
-  out<Cuda>(invStd, perRow).copy_(stdev.reciprocal());
+  const detail::Standardized s = detail::specStandardize(in64<Cuda>(x, sizes), eps, centerTwice);
+  out<Cuda>(y, sizes).copy_(s.xhat * gamma + beta);
+  out<Cuda>(xhat, sizes).copy_(s.xhat);
+  out<Cuda>(invStd, perRow).copy_(s.invStd);
 }
 
 template <bool Cuda>
@@ -86,8 +80,8 @@ int layerNormFwd(void*, std::uint32_t rows, std::uint32_t cols, float eps, const
                  const float* gamma, const float* beta, float* y, float* xhat, float* invStd) {
   return guarded([&] {
     const std::int64_t row[] = {1, i64(cols)};
-    normForward<Cuda>(rows, cols, eps, x, in64<Cuda>(gamma, row), in64<Cuda>(beta, row), y,
-                      xhat, invStd);
+    normForward<Cuda>(rows, cols, eps, /*centerTwice=*/true, x, in64<Cuda>(gamma, row),
+                      in64<Cuda>(beta, row), y, xhat, invStd);
   });
 }
 
@@ -96,13 +90,14 @@ int batchNormFwd(void*, std::uint32_t channels, std::uint32_t spatial, float eps
                  const float* gamma, const float* beta, float* y, float* xhat, float* invStd) {
   return guarded([&] {
     const std::int64_t column[] = {i64(channels), 1};
-    normForward<Cuda>(channels, spatial, eps, x, in64<Cuda>(gamma, column),
+    normForward<Cuda>(channels, spatial, eps, /*centerTwice=*/false, x, in64<Cuda>(gamma, column),
                       in64<Cuda>(beta, column), y, xhat, invStd);
   });
 }
 
 // logp = logSoftmax along n; loss = -(sum of target * logp) / denom (denom: the slice count for
-// a mean, else 1).
+// a mean, else 1). The spec's sum is a fold from +0 (docs/spec.md#zero-seeded-sum): adding +0
+// gives a zero total that sign whatever order ATen adds in.
 template <bool Cuda>
 int crossEntropyFwd(void*, std::uint32_t outer, std::uint32_t n, std::uint32_t inner,
                     std::uint32_t mean, const float* logits, const float* target, float* loss,
@@ -113,7 +108,7 @@ int crossEntropyFwd(void*, std::uint32_t outer, std::uint32_t n, std::uint32_t i
     const double slices = static_cast<double>(outer) * static_cast<double>(inner);
     const double denom = mean ? std::max(slices, 1.0) : 1.0;
     const at::Tensor lp = detail::specLogSoftmax(in64<Cuda>(logits, sizes), 1);
-    const at::Tensor total = (in64<Cuda>(target, sizes) * lp).sum();
+    const at::Tensor total = (in64<Cuda>(target, sizes) * lp).sum() + 0.0;
     out<Cuda>(loss, one).copy_((total.neg() / denom).reshape(one));
     out<Cuda>(logp, sizes).copy_(lp);
   });

@@ -4,7 +4,7 @@
 // on this table too, and a forward bug is then reported once, as a forward failure, not again
 // through every pullback that reads the wrong output.
 //
-// The reference forward is SPEC.md's formula in binary64 through ATen, on the table's own memory
+// The reference forward is docs/spec.md's formula in binary64 through ATen, on the table's own memory
 // kind (host tensors for memory 0, CUDA tensors for memory 1), rounded once to binary32: for a
 // host table the ATen CPU operations, for a CUDA table the ATen CUDA ones. topk_mask has no
 // pullback and is left as it is.
