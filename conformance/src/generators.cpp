@@ -171,19 +171,27 @@ rc::Gen<ShapeDraw> genShapeDraw(ShapeFamily family, std::uint64_t cap, std::uint
   return rc::gen::just(ShapeDraw{});
 }
 
-// A launch-size edge: `edge` rows of one or two elements, or one or two rows of `edge`
-// elements, in the layout of the family. AxisSlices: `edge` slices of one or two elements,
-// side by side (outer = edge, along axis 1) or interleaved (inner = edge, along axis 0); long
-// slices are the other families' long rows and the regular draws' (up to maxRow).
-rc::Gen<ShapeDraw> genLaunchEdgeDraw(ShapeFamily family, const std::vector<Dim>& edges) {
-  return rc::gen::map(
-      rc::gen::tuple(choiceOf(edges), choiceOf<Dim>({1, 2}),
-                     weightedChoice<bool>({{1, true}, {1, false}})),
-      [family](const std::tuple<Dim, Dim, bool>& t) {
-        const auto [edge, narrow, manyRows] = t;
-        if (family == ShapeFamily::AxisSlices)
-          return manyRows ? ShapeDraw{{edge, narrow}, 1} : ShapeDraw{{narrow, edge}, 0};
-        return ShapeDraw{manyRows ? Shape{edge, narrow} : Shape{narrow, edge}, 0};
+// A launch-size edge: `edge` rows of one or two elements, or one or two rows of `edge` elements
+// (up to longRowEdge), in the layout of the family. AxisSlices: `edge` slices of one or two
+// elements, side by side (outer = edge, along axis 1) or interleaved (inner = edge, along
+// axis 0); long slices are the other families' long rows and the regular draws'. Edges past
+// 2^17 + 1 are drawn less often: their cases cost the most.
+rc::Gen<ShapeDraw> genLaunchEdgeDraw(ShapeFamily family, const std::vector<Dim>& edges,
+                                     Dim longRowEdge) {
+  return rc::gen::mapcat(
+      weightedChoice<bool>({{1, true}, {1, false}}), [=](bool manyRows) {
+        Options<Dim> allowed;
+        for (Dim e : edges)
+          if (manyRows || family == ShapeFamily::AxisSlices || e <= longRowEdge)
+            allowed.emplace_back(e > 131073 ? 1 : 3, e);
+        return rc::gen::map(
+            rc::gen::tuple(weightedChoice(allowed), choiceOf<Dim>({1, 2})),
+            [=](const std::tuple<Dim, Dim>& t) {
+              const auto [edge, narrow] = t;
+              if (family == ShapeFamily::AxisSlices)
+                return manyRows ? ShapeDraw{{edge, narrow}, 1} : ShapeDraw{{narrow, edge}, 0};
+              return ShapeDraw{manyRows ? Shape{edge, narrow} : Shape{narrow, edge}, 0};
+            });
       });
 }
 
@@ -248,7 +256,8 @@ rc::Gen<CaseParams> genCaseParams(const OpInfo& op, const GenConfig& config, std
   const rc::Gen<std::uint64_t> seed = rc::Gen<std::uint64_t>(
       [](const rc::Random& random, int) { return rc::shrinkable::just(rc::Random(random).next()); });
   const rc::Gen<ShapeDraw> shape = config.isLaunchEdgeCase(op, index)
-                                       ? genLaunchEdgeDraw(op.family, config.launchEdges)
+                                       ? genLaunchEdgeDraw(op.family, config.launchEdges,
+                                                           config.launchEdgeLongRow)
                                        : genShapeDraw(op.family, cap, maxRow);
   return rc::gen::map(
       rc::gen::tuple(shape, fill,

@@ -29,11 +29,14 @@ struct GenConfig {
   // Launch-size edges, on every device: case `index` of an op (not of a program) with
   // index % launchEdgePeriod == launchEdgeOffset is [E, 1 or 2] or [1 or 2, E] for an edge E
   // (rows or row length around 2^16, where grid dimensions and 16-bit indices run out, and
-  // beyond), whatever the element budget: one or two columns keep it cheap. For the axis ops
-  // E is the number of slices (outer or inner), each one or two long. Shrinks toward the
+  // beyond), whatever the element budget: one or two columns keep it cheap. A row itself is at
+  // most launchEdgeLongRow long: longer ones are no launch-size edge, and on 2^20 elements the
+  // ATen CPU table's softmax already errs by 1533 ulps against a budget of 528. For the axis
+  // ops E is the number of slices (outer or inner), each one or two long. Shrinks toward the
   // smallest edge.
   std::vector<Dim> launchEdges = {65535, 65536, 65537, 131073, 1048577};
-  std::uint64_t launchEdgePeriod = 32;
+  Dim launchEdgeLongRow = 131073;
+  std::uint64_t launchEdgePeriod = 64;
   std::uint64_t launchEdgeOffset = 11;
   bool isLaunchEdgeCase(const OpInfo& op, std::uint64_t index) const;
 };
