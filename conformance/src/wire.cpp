@@ -11,6 +11,7 @@
 namespace tapecheck::conformance::wire {
 
 Writer& Writer::raw(const void* p, std::size_t n) {
+  if (n == 0) return *this;
   body_.append(static_cast<const char*>(p), n);
   return *this;
 }
@@ -34,6 +35,9 @@ Writer& Writer::tensor(const TensorData& t) {
 }
 
 bool Reader::raw(void* out, std::size_t n) {
+  // An empty tensor reads zero bytes into a vector whose data() may be null, and memcpy's
+  // pointers must never be null, even for zero bytes.
+  if (n == 0) return ok_;
   if (!ok_ || static_cast<std::size_t>(end_ - p_) < n) {
     ok_ = false;
     std::memset(out, 0, n);
