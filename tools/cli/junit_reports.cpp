@@ -73,6 +73,9 @@ std::vector<JunitSuite> vectorJunitSuites(const std::vector<vectors::VectorFile>
                                           const std::string& checkCommand) {
   std::map<std::pair<std::string, std::uint64_t>, std::string> failed;
   for (const vectors::VectorFailure& f : result.failures) failed[{f.file, f.tcId}] = f.reason;
+  std::map<std::pair<std::string, std::uint64_t>, std::string> notJudged;
+  for (const vectors::VectorFailure& f : result.notJudgedTests)
+    notJudged[{f.file, f.tcId}] = f.reason;
   std::vector<JunitSuite> suites;
   for (const vectors::VectorFile& file : files) {
     JunitSuite suite{file.path, {}};
@@ -87,6 +90,9 @@ std::vector<JunitSuite> vectorJunitSuites(const std::vector<vectors::VectorFile>
         c.detail = "FAILED " + file.path + " tcId " + std::to_string(t.tcId) + " (" + file.op +
                    "): " + it->second + "\n" + (t.comment.empty() ? "" : t.comment + "\n") +
                    "reproduce: " + reproducer + "\n";
+      } else if (auto skip = notJudged.find({file.path, t.tcId}); skip != notJudged.end()) {
+        c.outcome = JunitOutcome::Skipped;
+        c.message = skip->second;
       }
       suite.cases.push_back(std::move(c));
     }

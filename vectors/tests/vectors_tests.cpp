@@ -617,6 +617,10 @@ TEST_CASE("an ABI-unsafe case is judged on the reference and not judged on a dev
   CHECK(dev.value().notJudged == 1);
   CHECK(dev.value().passed == 0);
   CHECK(dev.value().failed == 0);
+  REQUIRE(dev.value().notJudgedTests.size() == 1);
+  CHECK(dev.value().notJudgedTests[0].tcId == f.value().tests[0].tcId);
+  CHECK(dev.value().notJudgedTests[0].reason.find("docs/spec.md#epsilon-abi-safe") !=
+        std::string::npos);
   CHECK(log.str().find("NOT JUDGED") != std::string::npos);
   std::ostringstream report;
   printVectorCheckReport(dev.value(), Target::Device, report);

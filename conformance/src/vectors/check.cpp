@@ -283,6 +283,7 @@ Result<VectorCheckResult> checkVectorFiles(const std::vector<VectorFile>& files,
       if (v.notJudged) {
         ++r.notJudged;
         ++totals.notJudged;
+        r.notJudgedTests.push_back(VectorFailure{f.path, f.op, t.tcId, v.detail, 0});
       } else if (v.passed) {
         ++r.passed;
         ++totals.passed;

@@ -102,6 +102,24 @@ TEST_CASE("a vector check gives a suite per file and a test case per vector", "[
   CHECK_THAT(suites[0].cases[1].detail, Catch::Contains("one ulp off\n"));
 }
 
+TEST_CASE("a vector left unjudged on the device is skipped, not passed", "[junit]") {
+  vectors::VectorFile file;
+  file.path = "layerNorm.json";
+  file.op = "layerNorm";
+  file.tests.resize(2);
+  file.tests[0].tcId = 7;
+  file.tests[1].tcId = 8;
+  vectors::VectorCheckResult result;
+  result.notJudgedTests.push_back({file.path, "layerNorm", 8, "not judged: epsilon", 0});
+  const std::vector<JunitSuite> suites =
+      vectorJunitSuites({file}, result, "tapecheck vectors check --target device --kernels aten");
+  REQUIRE(suites.size() == 1);
+  REQUIRE(suites[0].cases.size() == 2);
+  CHECK(suites[0].cases[0].outcome == JunitOutcome::Passed);
+  CHECK(suites[0].cases[1].outcome == JunitOutcome::Skipped);
+  CHECK(suites[0].cases[1].message == "not judged: epsilon");
+}
+
 TEST_CASE("a rejected certificate fails its verdict and the rejected pass", "[junit]") {
   certify::Certificate cert;
   cert.verdict = certify::Verdict::Rejected;

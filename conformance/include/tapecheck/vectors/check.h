@@ -50,6 +50,9 @@ struct VectorCheckResult {
   std::uint64_t files = 0, tests = 0, passed = 0, failed = 0, notJudged = 0;
   std::vector<VectorOpTotals> perOp;
   std::vector<VectorFailure> failures;
+  // Valid tests left unjudged on the device target, with why (errorUlps unused), so reports
+  // can show them as skipped rather than passed.
+  std::vector<VectorFailure> notJudgedTests;
 };
 
 struct VectorCheckOptions {
