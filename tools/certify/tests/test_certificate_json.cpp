@@ -179,7 +179,7 @@ TEST_CASE("reading a certificate file names the file in every error", "[json]") 
 }
 
 TEST_CASE("a certificate written before case logs existed still loads as a baseline", "[json]") {
-  // The committed certificate of the CUDA kernels 1.27.0: no deviceKind, no case logs.
+  // The certificate of the CUDA kernels 1.27.0 (tests/data): no deviceKind, no case logs.
   auto old = readCertificateFile(TAPECHECK_OLD_CERTIFICATE);
   INFO((old ? std::string() : old.message()));
   REQUIRE(old);
