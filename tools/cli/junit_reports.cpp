@@ -51,6 +51,7 @@ std::vector<JunitSuite> runJunitSuites(const conformance::RunReport& report) {
         break;
       case conformance::Status::Skipped:
       case conformance::Status::Mistrusted:
+      case conformance::Status::NotProvided:
         c.outcome = JunitOutcome::Skipped;
         c.message = line;
         break;

@@ -37,6 +37,21 @@ TensorData upstream(const Shape& s, std::uint64_t seed) {
   return TensorData{s, values::upstreamValues(static_cast<std::size_t>(sizeOf(s)), rng)};
 }
 
+const std::vector<Fill>& softmaxFamilyFills() {
+  static const std::vector<Fill> fills = {Fill::NearExpOverflow, Fill::Normal,
+                                          Fill::VeryNegative,    Fill::MeanShifted,
+                                          Fill::NonFinite,       Fill::IntegerTies,
+                                          Fill::AllEqual};
+  return fills;
+}
+
+const std::vector<std::string>& softmaxFamilyHardFlags() {
+  static const std::vector<std::string> flags = {
+      "NearExpOverflow", "VeryNegative", "MeanShifted", "NonFinite", "AllEqual",
+      "WarpEdge",        "LongRow",      "Empty",       "Scalar"};
+  return flags;
+}
+
 TestCase rowCase(const char* op, const CaseParams& p, bool withUpstream) {
   TestCase c;
   c.op = op;

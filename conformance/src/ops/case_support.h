@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "../values.h"
 #include "tapecheck/conformance/op_registry.h"
@@ -29,6 +31,11 @@ TensorData upstream(const Shape& s, std::uint64_t seed);
 
 // The case of a last-axis op: x of shape p.shape, attribute s, an upstream when asked.
 TestCase rowCase(const char* op, const CaseParams& p, bool withUpstream);
+
+// softmaxLast and logSoftmaxLast read the same inputs the same way (a row maximum, exp, a row
+// sum), so they draw the same fills and are hard on the same inputs.
+const std::vector<Fill>& softmaxFamilyFills();
+const std::vector<std::string>& softmaxFamilyHardFlags();
 
 // x, gamma, beta of a normalization over rows x cols (gamma/beta of length `affine`), epsilon
 // and the upstream.

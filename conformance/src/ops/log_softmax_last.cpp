@@ -88,10 +88,8 @@ OpInfo logSoftmaxLast() {
   op.call = call;
   op.uses = {op.name};
   op.family = ShapeFamily::RowsLast;
-  op.fills = {Fill::NearExpOverflow, Fill::Normal,      Fill::VeryNegative, Fill::MeanShifted,
-              Fill::NonFinite,       Fill::IntegerTies, Fill::AllEqual};
-  op.hardFlags = {"NearExpOverflow", "VeryNegative", "MeanShifted", "NonFinite", "AllEqual",
-                  "WarpEdge",        "LongRow",      "Empty",       "Scalar"};
+  op.fills = softmaxFamilyFills();
+  op.hardFlags = softmaxFamilyHardFlags();
   op.budget = &kBudget;
   op.hasBackward = true;
   op.makeCase = makeCase;
